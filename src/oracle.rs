@@ -1,0 +1,231 @@
+//! The scalar oracle: one byte per cell and the obvious loops, for every rule, outside, update
+//! order and border mode. It is the specification the fast kernels are tested against and the
+//! baseline the benchmarks compare with; nothing in the production pipeline calls it.
+
+use crate::rule::{Border, Outside, Pass, Rule, Update};
+
+/// A byte grid: `cells[y * cols + x]` is 1 for WALL, 0 for FLOOR.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ByteGrid {
+    pub rows: usize,
+    pub cols: usize,
+    pub cells: Vec<u8>,
+}
+
+impl ByteGrid {
+    pub fn new(rows: usize, cols: usize) -> ByteGrid {
+        ByteGrid {
+            rows,
+            cols,
+            cells: vec![0; rows * cols],
+        }
+    }
+
+    /// From a bit-packed grid.
+    pub fn from_grid(g: &crate::grid::Grid) -> ByteGrid {
+        ByteGrid {
+            rows: g.rows(),
+            cols: g.cols(),
+            cells: g.to_bytes(),
+        }
+    }
+
+    /// To a bit-packed grid.
+    pub fn to_grid(&self) -> crate::grid::Grid {
+        crate::grid::Grid::from_bytes(self.rows, self.cols, &self.cells).expect("valid shape")
+    }
+
+    #[inline]
+    pub fn get(&self, y: usize, x: usize) -> u8 {
+        self.cells[y * self.cols + x]
+    }
+
+    /// The cell at `(y, x)` which may lie outside the grid, read per `outside`.
+    #[inline]
+    pub fn read(&self, y: isize, x: isize, outside: Outside) -> u32 {
+        let (r, c) = (self.rows as isize, self.cols as isize);
+        if (0..r).contains(&y) && (0..c).contains(&x) {
+            return self.get(y as usize, x as usize) as u32;
+        }
+        match outside {
+            Outside::Floor => 0,
+            Outside::Wall => 1,
+            Outside::Wrap => self.get(y.rem_euclid(r) as usize, x.rem_euclid(c) as usize) as u32,
+        }
+    }
+
+    /// WALL cells among the 8 neighbours of `(y, x)`.
+    pub fn moore_count(&self, y: usize, x: usize, outside: Outside) -> u32 {
+        let mut n = 0;
+        for dy in -1..=1 {
+            for dx in -1..=1 {
+                if dy != 0 || dx != 0 {
+                    n += self.read(y as isize + dy, x as isize + dx, outside);
+                }
+            }
+        }
+        n
+    }
+
+    /// WALL cells in the 5x5 around `(y, x)` minus its 4 corners (21 cells, centre included).
+    pub fn r2_count(&self, y: usize, x: usize, outside: Outside) -> u32 {
+        let mut n = 0;
+        for dy in -2isize..=2 {
+            for dx in -2isize..=2 {
+                if dy.abs() == 2 && dx.abs() == 2 {
+                    continue;
+                }
+                n += self.read(y as isize + dy, x as isize + dx, outside);
+            }
+        }
+        n
+    }
+
+    /// The next state of `(y, x)` under `rule`, reading the grid as it is now.
+    pub fn next_cell(&self, rule: Rule, y: usize, x: usize, outside: Outside) -> u8 {
+        let wall = self.get(y, x) == 1;
+        let n = self.moore_count(y, x, outside);
+        match rule {
+            Rule::Moore { birth, survive } => Rule::next_moore(birth, survive, wall, n) as u8,
+            Rule::TwoRadius { r1_min, r2_max } => {
+                let r1 = n + wall as u32;
+                let by_r2 = r2_max.is_some_and(|m| self.r2_count(y, x, outside) <= m as u32);
+                (r1 >= r1_min as u32 || by_r2) as u8
+            }
+        }
+    }
+
+    /// Apply a pass once (ignoring its repeat count).
+    pub fn step(&mut self, pass: &Pass) {
+        let (rows, cols) = (self.rows, self.cols);
+        match pass.update {
+            Update::Sync => {
+                let mut next = vec![0u8; rows * cols];
+                for y in 0..rows {
+                    for x in 0..cols {
+                        next[y * cols + x] = self.next_cell(pass.rule, y, x, pass.outside);
+                    }
+                }
+                self.cells = next;
+            }
+            Update::InPlaceRowMajor => {
+                for y in 0..rows {
+                    for x in 0..cols {
+                        self.cells[y * cols + x] = self.next_cell(pass.rule, y, x, pass.outside);
+                    }
+                }
+            }
+            Update::InPlaceColMajor => {
+                for x in 0..cols {
+                    for y in 0..rows {
+                        self.cells[y * cols + x] = self.next_cell(pass.rule, y, x, pass.outside);
+                    }
+                }
+            }
+        }
+        if pass.border == Border::Solid {
+            self.solid_border();
+        }
+    }
+
+    /// Apply a pass `pass.repeat` times.
+    pub fn run_pass(&mut self, pass: &Pass) {
+        for _ in 0..pass.repeat {
+            self.step(pass);
+        }
+    }
+
+    /// Force the outer ring to WALL.
+    pub fn solid_border(&mut self) {
+        let (rows, cols) = (self.rows, self.cols);
+        for x in 0..cols {
+            self.cells[x] = 1;
+            self.cells[(rows - 1) * cols + x] = 1;
+        }
+        for y in 0..rows {
+            self.cells[y * cols] = 1;
+            self.cells[y * cols + cols - 1] = 1;
+        }
+    }
+
+    pub fn count_walls(&self) -> u64 {
+        self.cells.iter().map(|&c| c as u64).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grid::Grid;
+
+    fn bg(t: &str) -> ByteGrid {
+        ByteGrid::from_grid(&Grid::from_text(t).unwrap())
+    }
+
+    fn text(b: &ByteGrid) -> String {
+        b.to_grid().to_text()
+    }
+
+    #[test]
+    fn counts_by_outside_mode() {
+        let g = bg("#..\n...\n..#\n");
+        assert_eq!(g.moore_count(0, 0, Outside::Floor), 0);
+        assert_eq!(g.moore_count(0, 0, Outside::Wall), 5);
+        // On the torus (0,0) touches (2,2) diagonally.
+        assert_eq!(g.moore_count(0, 0, Outside::Wrap), 1);
+        assert_eq!(g.moore_count(1, 1, Outside::Floor), 2);
+        assert_eq!(g.r2_count(1, 1, Outside::Floor), 2);
+    }
+
+    #[test]
+    fn hand_worked_strict_step() {
+        // A 3x3 wall block in a 5x5 floor: corners of the block have 3 wall neighbours, edges 5,
+        // centre 8; outside floor. B5678/S5678 keeps a plus shape.
+        let mut g = bg(".....\n.###.\n.###.\n.###.\n.....\n");
+        g.step(&Pass::sync(Rule::chapter_strict(), Outside::Floor, Border::None));
+        assert_eq!(text(&g), ".....\n..#..\n.###.\n..#..\n.....\n");
+    }
+
+    #[test]
+    fn hand_worked_inplace_orders_differ() {
+        // B1/S1 grows from any wall neighbour; in place the growth runs along the scan order.
+        let rule: Rule = "B1/S1".parse().unwrap();
+        let base = "#...\n....\n....\n";
+        let pass = |u| Pass {
+            rule,
+            outside: Outside::Floor,
+            update: u,
+            border: Border::None,
+            repeat: 1,
+        };
+        let mut s = bg(base);
+        s.step(&pass(Update::Sync));
+        assert_eq!(text(&s), ".#..\n##..\n....\n");
+        let mut r = bg(base);
+        r.step(&pass(Update::InPlaceRowMajor));
+        // (0,0) dies (0 neighbours), so nothing downstream sees a wall.
+        assert_eq!(text(&r), "....\n....\n....\n");
+        let rule: Rule = "B1/S01".parse().unwrap();
+        let mut c = bg(base);
+        c.step(&Pass {
+            rule,
+            ..pass(Update::InPlaceColMajor)
+        });
+        // Column-major: (1,0) sees (0,0); (2,0) sees new (1,0); column 1 sees column 0 ...
+        assert_eq!(text(&c), "#...\n#...\n#...\n");
+        let mut r = bg(base);
+        r.step(&Pass {
+            rule,
+            ..pass(Update::InPlaceRowMajor)
+        });
+        // Row-major: the wall runs along row 0 instead.
+        assert_eq!(text(&r), "####\n....\n....\n");
+    }
+
+    #[test]
+    fn solid_border_applies_after_pass() {
+        let mut g = ByteGrid::new(3, 4);
+        g.step(&Pass::sync(Rule::chapter_strict(), Outside::Floor, Border::Solid));
+        assert_eq!(text(&g), "####\n#..#\n####\n");
+    }
+}
