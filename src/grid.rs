@@ -35,7 +35,11 @@ pub enum GridError {
     )]
     TooLarge { rows: usize, cols: usize },
     #[error("grid text line {line}: has {got} cells, expected {expected}")]
-    RaggedText { line: usize, got: usize, expected: usize },
+    RaggedText {
+        line: usize,
+        got: usize,
+        expected: usize,
+    },
     #[error("grid text line {line}, column {col}: {ch:?} is not '#' (wall) or '.' (floor)")]
     BadChar { line: usize, col: usize, ch: char },
 }
@@ -167,7 +171,12 @@ impl Grid {
     /// Number of WALL cells (popcount; padding bits are zero).
     pub fn count_walls(&self) -> u64 {
         (0..self.rows)
-            .map(|y| self.row(y).iter().map(|w| w.count_ones() as u64).sum::<u64>())
+            .map(|y| {
+                self.row(y)
+                    .iter()
+                    .map(|w| w.count_ones() as u64)
+                    .sum::<u64>()
+            })
             .sum()
     }
 
@@ -201,6 +210,9 @@ impl Grid {
     /// rows. For `floor` and `wall` the whole guard is filled; for `wrap` exactly those bits get
     /// the wrapped-around cell, and the guard rows get copies of the last and first rows.
     pub fn prepare_edges(&mut self, outside: Outside) {
+        if outside == Outside::Floor {
+            return; // the invariant (everything outside is 0) already reads as FLOOR
+        }
         let (rows, cols, wpr, stride) = (self.rows, self.cols, self.wpr, self.stride);
         let rpad = cols % 64; // padding bit index in the last word, if any
         for y in 0..rows {
@@ -250,6 +262,13 @@ impl Grid {
                 self.data.copy_within(last, 0);
                 self.data.copy_within(first, (rows + 1) * stride);
             }
+        }
+    }
+
+    /// Undo [`Grid::prepare_edges`]`(outside)`: every bit outside the grid is zero again.
+    pub fn clear_edges_after(&mut self, outside: Outside) {
+        if outside != Outside::Floor {
+            self.clear_edges();
         }
     }
 

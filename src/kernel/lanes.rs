@@ -1,0 +1,210 @@
+//! Bit-lane arithmetic shared by the step kernels: the `Lane` abstraction (a `u64` or a
+//! `wide::u64x4` treated as 64 or 256 independent one-bit cells), the carry-save adders that turn
+//! neighbour words into count bit-planes, and the rule evaluator that maps planes to next states.
+//!
+//! Everything here is `#[inline(always)]` so a kernel monomorphised for one rule compiles to a
+//! straight line of AND/OR/XOR/ANDNOT with no calls.
+
+use std::ops::{BitAnd, BitOr, BitXor, Not};
+
+use wide::u64x4;
+
+/// A word of independent one-bit cells.
+pub trait Lane:
+    Copy + BitAnd<Output = Self> + BitOr<Output = Self> + BitXor<Output = Self> + Not<Output = Self>
+{
+    const ZERO: Self;
+    const ONES: Self;
+    /// Shift every 64-bit element left by `n` (towards higher columns).
+    fn shl(self, n: u32) -> Self;
+    /// Shift every 64-bit element right by `n` (towards lower columns).
+    fn shr(self, n: u32) -> Self;
+}
+
+impl Lane for u64 {
+    const ZERO: u64 = 0;
+    const ONES: u64 = !0;
+    #[inline(always)]
+    fn shl(self, n: u32) -> u64 {
+        self << n
+    }
+    #[inline(always)]
+    fn shr(self, n: u32) -> u64 {
+        self >> n
+    }
+}
+
+impl Lane for u64x4 {
+    const ZERO: u64x4 = u64x4::ZERO;
+    const ONES: u64x4 = u64x4::MAX;
+    #[inline(always)]
+    fn shl(self, n: u32) -> u64x4 {
+        self << n
+    }
+    #[inline(always)]
+    fn shr(self, n: u32) -> u64x4 {
+        self >> n
+    }
+}
+
+/// `sel ? b : a`, per bit (3 ops; folds to 0, 1, `sel` or `!sel` when `a`, `b` are constants).
+#[inline(always)]
+pub fn mux<V: Lane>(sel: V, a: V, b: V) -> V {
+    a ^ ((a ^ b) & sel)
+}
+
+/// Horizontal sums of a row. `centre` is the word, `before`/`after` the words holding the
+/// columns just below/above it (the previous/next word of the row). Returns
+/// `[s0, s1, x, a]`: `(s0, s1)` = left + self + right and `(x, a)` = left + right, each a 2-bit
+/// number per cell. 10 ops: 4 shifts, 2 ORs, 4 logic.
+#[inline(always)]
+pub fn hsum3_parts<V: Lane>(before: V, centre: V, after: V) -> [V; 4] {
+    let l = centre.shl(1) | before.shr(63);
+    let r = centre.shr(1) | after.shl(63);
+    let x = l ^ r;
+    let a = l & r;
+    [x ^ centre, a | (x & centre), x, a]
+}
+
+/// Add three 2-bit numbers (0..3 each) into a 4-bit sum (0..9) `[p0, p1, p2, p3]`. 14 ops.
+///
+/// ```text
+/// weight 1: a0 + b0 + c0            -> p0, carry k0         (full adder, 5)
+/// weight 2: a1 + b1 + c1 + k0       -> x, k1 (5); p1 = x^k0, k2 = x&k0 (2)
+/// weight 4: k1 + k2                 -> p2 = k1^k2, p3 = k1&k2 (2)
+/// ```
+#[inline(always)]
+pub fn vsum3<V: Lane>(a: (V, V), b: (V, V), c: (V, V)) -> [V; 4] {
+    let t0 = a.0 ^ b.0;
+    let p0 = t0 ^ c.0;
+    let k0 = (a.0 & b.0) | (t0 & c.0);
+    let t1 = a.1 ^ b.1;
+    let x = t1 ^ c.1;
+    let k1 = (a.1 & b.1) | (t1 & c.1);
+    let p1 = x ^ k0;
+    let k2 = x & k0;
+    [p0, p1, k1 ^ k2, k1 & k2]
+}
+
+/// A Moore rule as a lookup over `(centre, sum9)`, where `sum9` counts WALLs in the whole 3x3
+/// (centre included, 0..=9). The kernels compute `sum9` because each row's horizontal 3-sum is then
+/// shared by the three output rows that see it; `count8 = sum9 - centre`.
+#[derive(Clone, Copy, Debug)]
+pub struct SumTable {
+    /// Bit `s`: next state of a FLOOR cell whose 3x3 holds `s` walls (= birth bit `s`).
+    pub floor: u16,
+    /// Bit `s`: next state of a WALL cell whose 3x3 holds `s` walls (= survive bit `s - 1`).
+    pub wall: u16,
+}
+
+impl SumTable {
+    /// Translate birth/survive masks (over count8) into the sum9 table. Impossible entries
+    /// (a floor cell with sum 9, a wall cell with sum 0) copy their neighbour entry, which lets
+    /// the logic simplify.
+    pub const fn new(birth: u16, survive: u16) -> SumTable {
+        let floor = (birth & 0x1ff) | ((birth >> 8 & 1) << 9);
+        let wall = ((survive & 0x1ff) << 1) | (survive & 1);
+        SumTable { floor, wall }
+    }
+}
+
+/// Evaluate one side of the table (a 10-entry truth table) on the sum planes: a mux tree of 9
+/// muxes, most of which constant-fold when the table is a compile-time constant.
+#[inline(always)]
+fn eval_side<V: Lane>(table: u16, p: &[V; 4]) -> V {
+    let leaf = |s: u32| {
+        if table >> s & 1 == 1 {
+            V::ONES
+        } else {
+            V::ZERO
+        }
+    };
+    let m01 = mux(p[0], leaf(0), leaf(1));
+    let m23 = mux(p[0], leaf(2), leaf(3));
+    let m45 = mux(p[0], leaf(4), leaf(5));
+    let m67 = mux(p[0], leaf(6), leaf(7));
+    let m89 = mux(p[0], leaf(8), leaf(9));
+    let m03 = mux(p[1], m01, m23);
+    let m47 = mux(p[1], m45, m67);
+    let m07 = mux(p[2], m03, m47);
+    mux(p[3], m07, m89)
+}
+
+/// Next state from count8 planes (walls among the 8 neighbours, 0..8) for a rule that ignores
+/// the centre (`birth == survive`); bit `k` of `table` is the next state at count `k`.
+#[inline(always)]
+pub fn apply_count8<V: Lane>(table: u16, p: &[V; 4]) -> V {
+    eval_side((table & 0x1ff) | ((table >> 8 & 1) << 9), p)
+}
+
+/// Next state from the centre word and the sum planes.
+#[inline(always)]
+pub fn apply_table<V: Lane>(t: SumTable, centre: V, p: &[V; 4]) -> V {
+    // Fast forms for the common shapes, chosen at compile time for constant tables.
+    if t.floor == t.wall {
+        return eval_side(t.floor, p);
+    }
+    mux(centre, eval_side(t.floor, p), eval_side(t.wall, p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adders_match_integer_sums() {
+        // Exhaustive over all 2-bit inputs placed in distinct bit positions.
+        let mut a = (0u64, 0u64);
+        let mut b = (0u64, 0u64);
+        let mut c = (0u64, 0u64);
+        for i in 0..64u32 {
+            let (x, y, z) = (i % 4, (i / 4) % 4, (i / 16) % 4);
+            a.0 |= ((x & 1) as u64) << i;
+            a.1 |= ((x >> 1) as u64) << i;
+            b.0 |= ((y & 1) as u64) << i;
+            b.1 |= ((y >> 1) as u64) << i;
+            c.0 |= ((z & 1) as u64) << i;
+            c.1 |= ((z >> 1) as u64) << i;
+        }
+        let p = vsum3(a, b, c);
+        for i in 0..64u32 {
+            let want = i % 4 + (i / 4) % 4 + (i / 16) % 4;
+            let got = (0..4).map(|k| ((p[k] >> i) & 1) << k).sum::<u64>();
+            assert_eq!(got, want as u64, "bit {i}");
+        }
+    }
+
+    #[test]
+    fn hsum3_counts_neighbours_across_words() {
+        let (before, centre, after) = (1u64 << 63, 0b101u64, 1u64);
+        let [s0, s1, x, a] = hsum3_parts(before, centre, after);
+        // left + right alone: bit 0 = 1 + 0, bit 1 = 1 + 1.
+        assert_eq!((x & 3, a & 3), (1, 2));
+        // bit 0: left (before's bit 63) + self(1) + right(0) = 2
+        assert_eq!((s0 & 1, s1 & 1), (0, 1));
+        // bit 1: 1 + 0 + 1 = 2 ; bit 63: bit62(0) + 0 + after bit0 (1) = 1
+        assert_eq!((s0 >> 1 & 1, s1 >> 1 & 1), (0, 1));
+        assert_eq!((s0 >> 63 & 1, s1 >> 63), (1, 0));
+    }
+
+    #[test]
+    fn table_matches_rule_for_every_count() {
+        for (birth, survive) in [
+            (0x1e0u16, 0x1e0u16),
+            (0x1e0, 0x1f0),
+            (0x008, 0x1ff),
+            (0x1a5, 0x05a),
+        ] {
+            let t = SumTable::new(birth, survive);
+            for centre in [0u64, !0] {
+                for count8 in 0..=8u32 {
+                    let sum9 = count8 + (centre & 1) as u32;
+                    let p = [0, 1, 2, 3].map(|k| if sum9 >> k & 1 == 1 { !0u64 } else { 0 });
+                    let got = apply_table(t, centre, &p) & 1 == 1;
+                    let want = crate::rule::Rule::next_moore(birth, survive, centre != 0, count8);
+                    assert_eq!(got, want, "B{birth:b} S{survive:b} c{centre} n{count8}");
+                }
+            }
+        }
+    }
+}
