@@ -6,5 +6,6 @@
 
 pub mod grid;
 pub mod kernel;
+pub mod measure;
 pub mod oracle;
 pub mod rule;

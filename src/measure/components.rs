@@ -1,0 +1,383 @@
+//! Connected components of FLOOR on bit planes, by bit-parallel flood fill.
+//!
+//! Why not union-find over runs: a measured run-based union-find took 3.8-4.5 us on a 90x140
+//! cave, and almost all of its work is bookkeeping for the one giant component that a smoothed
+//! cave has. A flood fill that moves whole floor runs per word operation does that component in a
+//! few sweeps over the rows; only the (usually few, small) leftovers need more floods.
+//!
+//! The flood works on *planes*: one bit per cell, FLOOR = 1 here (the inverse of [`Grid`]), laid
+//! out like [`Grid`] with a zero guard word on each side of a row and a zero guard row above and
+//! below, so neighbour reads need no edge cases. One step of a flood:
+//!
+//! 1. *vertical*: candidates of row `y` = floor cells of `y` next to claimed cells of rows
+//!    `y - 1` / `y + 1` (dilated by one column first for 8-connectivity) that are not yet claimed;
+//! 2. *horizontal*: every floor run of row `y` holding a candidate is claimed whole by
+//!    [`fill_row`] (an add-with-carry fills each run upward from its lowest seed, a
+//!    `pext`/`pdep` subtraction fills it downward, both chained across the words of the row).
+//!
+//! Rows are swept downward and upward within a growing window of rows until a full round
+//! changes nothing. The claimed plane only ever holds whole components, so one plane serves all
+//! floods of a labelling: a finished component never has unclaimed floor next to it.
+
+use crate::grid::Grid;
+
+use super::Connectivity;
+
+/// Shape of a bit plane, mirroring [`Grid`]'s layout (guard words and guard rows).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Layout {
+    pub rows: usize,
+    pub cols: usize,
+    /// Words holding the cells of one row.
+    pub wpr: usize,
+    /// Words between row starts: `wpr` plus a guard word on each side.
+    pub stride: usize,
+}
+
+impl Layout {
+    pub fn new(rows: usize, cols: usize) -> Layout {
+        let wpr = cols.div_ceil(64);
+        Layout {
+            rows,
+            cols,
+            wpr,
+            stride: wpr + 2,
+        }
+    }
+    /// Words in a plane (guard rows included).
+    pub fn len(&self) -> usize {
+        (self.rows + 2) * self.stride
+    }
+    /// Index of word 0 of row `y`; `y = -1` and `y = rows` are the guard rows.
+    #[inline(always)]
+    pub fn off(&self, y: isize) -> usize {
+        (y + 1) as usize * self.stride + 1
+    }
+    pub fn last_mask(&self) -> u64 {
+        match self.cols % 64 {
+            0 => !0,
+            r => (1u64 << r) - 1,
+        }
+    }
+}
+
+/// Write the FLOOR plane of `g` (FLOOR = 1, every bit outside the grid 0) into `f`.
+pub(crate) fn floor_plane(g: &Grid, lay: &Layout, f: &mut Vec<u64>) {
+    f.clear();
+    f.resize(lay.len(), 0);
+    let mask = lay.last_mask();
+    for y in 0..lay.rows {
+        let o = lay.off(y as isize);
+        let dst = &mut f[o..o + lay.wpr];
+        for (d, &w) in dst.iter_mut().zip(g.row(y)) {
+            *d = !w;
+        }
+        dst[lay.wpr - 1] &= mask;
+    }
+}
+
+/// Fill one word downward (toward bit 0) from the seeds `s` through the floor bits `f`:
+/// every bit from each seed down to the nearest non-floor bit below it.
+///
+/// With BMI2: the seeds and the holes together form a set `V`; the fill below a seed ends just
+/// above its predecessor in `V`. `pext`/`pdep` find the predecessors of all seeds at once, and
+/// since the ranges `[pred + 1, seed)` are disjoint, one subtraction fills them all.
+#[inline(always)]
+pub(crate) fn fill_down_word(f: u64, s: u64) -> u64 {
+    #[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
+    {
+        use core::arch::x86_64::{_pdep_u64, _pext_u64};
+        let v = s | !f;
+        // SAFETY: this branch is only compiled when the build enables BMI2.
+        let (k, p) = unsafe {
+            let k = _pext_u64(s, v);
+            (k, _pdep_u64(k >> 1, v))
+        };
+        let start = (p << 1) | (k & 1);
+        s.wrapping_sub(start) | s
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "bmi2")))]
+    {
+        fill_down_word_portable(f, s)
+    }
+}
+
+/// [`fill_down_word`] without BMI2: a Kogge-Stone occluded fill (6 doubling rounds).
+#[inline(always)]
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "bmi2"), allow(dead_code))]
+pub(crate) fn fill_down_word_portable(f: u64, s: u64) -> u64 {
+    let (mut x, mut m) = (s, f);
+    x |= (x >> 1) & m;
+    m &= m >> 1;
+    x |= (x >> 2) & m;
+    m &= m >> 2;
+    x |= (x >> 4) & m;
+    m &= m >> 4;
+    x |= (x >> 8) & m;
+    m &= m >> 8;
+    x |= (x >> 16) & m;
+    m &= m >> 16;
+    x |= (x >> 32) & m;
+    x
+}
+
+/// Every floor run of one row (words `f`) that holds a seed (`seed` must be a subset of `f`),
+/// written to `out`. Runs may cross word boundaries.
+///
+/// Upward: `f + seed` carries from the lowest seed of each run to the bit above the run, so
+/// `(f + seed) ^ f` (plus the seeds the carry passed over) is each run from its lowest seed up;
+/// the carry out of a word continues the run in the next word. Downward: [`fill_down_word`] from
+/// the words' highest down, carrying bit 0 into bit 63 of the word below.
+#[inline(always)]
+pub(crate) fn fill_row(f: &[u64], seed: &[u64], out: &mut [u64]) {
+    let n = f.len();
+    let (seed, out) = (&seed[..n], &mut out[..n]);
+    let mut carry = 0u64;
+    for i in 0..n {
+        let (a, c1) = f[i].overflowing_add(seed[i]);
+        let (b, c2) = a.overflowing_add(carry);
+        out[i] = ((b ^ f[i]) | seed[i]) & f[i];
+        carry = (c1 | c2) as u64;
+    }
+    let mut cin = 0u64;
+    for i in (0..n).rev() {
+        let s = out[i] | (cin & f[i]);
+        out[i] = fill_down_word(f[i], s);
+        cin = (out[i] & 1) << 63;
+    }
+}
+
+/// Reusable flood-fill state: the floor plane `f`, the claimed plane `s` and row scratch.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Flood {
+    pub lay: Layout,
+    pub f: Vec<u64>,
+    pub s: Vec<u64>,
+    cand: Vec<u64>,
+    new: Vec<u64>,
+    seed: Vec<u64>,
+}
+
+/// Rows `lo..=hi` touched by a flood and the number of cells it claimed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Filled {
+    pub size: u32,
+    pub lo: usize,
+    pub hi: usize,
+}
+
+impl Flood {
+    /// Load `g` (its FLOOR plane) and clear the claimed plane.
+    pub fn load(&mut self, g: &Grid) {
+        let lay = Layout::new(g.rows(), g.cols());
+        self.lay = lay;
+        floor_plane(g, &lay, &mut self.f);
+        self.s.clear();
+        self.s.resize(lay.len(), 0);
+        for v in [&mut self.cand, &mut self.new, &mut self.seed] {
+            v.clear();
+            v.resize(lay.wpr, 0);
+        }
+    }
+
+    /// Forget all claims.
+    pub fn clear_claims(&mut self) {
+        self.s.fill(0);
+    }
+
+    /// Is `(y, x)` FLOOR?
+    #[inline]
+    pub fn is_floor(&self, y: usize, x: usize) -> bool {
+        (self.f[self.lay.off(y as isize) + x / 64] >> (x % 64)) & 1 == 1
+    }
+
+    /// Is `(y, x)` claimed?
+    #[inline]
+    pub fn is_claimed(&self, y: usize, x: usize) -> bool {
+        (self.s[self.lay.off(y as isize) + x / 64] >> (x % 64)) & 1 == 1
+    }
+
+    /// Claim the whole component of FLOOR cell `(y, x)` (which must be unclaimed floor).
+    pub fn flood_from(&mut self, y: usize, x: usize, conn: Connectivity) -> Filled {
+        debug_assert!(self.is_floor(y, x) && !self.is_claimed(y, x));
+        self.seed.fill(0);
+        self.seed[x / 64] = 1u64 << (x % 64);
+        let size = self.claim(y, true);
+        let (mut lo, mut hi) = (y, y);
+        let mut total = size;
+        let rows = self.lay.rows;
+        loop {
+            let mut changed = false;
+            let mut y = lo;
+            while y < rows && y <= hi + 1 {
+                let n = self.grow_row(y, conn);
+                if n != 0 {
+                    total += n;
+                    changed = true;
+                    hi = hi.max(y);
+                }
+                y += 1;
+            }
+            let mut y = hi as isize;
+            while y >= 0 && y as usize + 1 >= lo {
+                let n = self.grow_row(y as usize, conn);
+                if n != 0 {
+                    total += n;
+                    changed = true;
+                    lo = lo.min(y as usize);
+                }
+                y -= 1;
+            }
+            if !changed {
+                return Filled {
+                    size: total,
+                    lo,
+                    hi,
+                };
+            }
+        }
+    }
+
+    /// Claim the runs of row `y` holding a seed (from `self.seed` if `from_seed`, else from
+    /// `self.cand`); returns the number of cells claimed.
+    #[inline(always)]
+    fn claim(&mut self, y: usize, from_seed: bool) -> u32 {
+        let o = self.lay.off(y as isize);
+        let w = self.lay.wpr;
+        let seed = if from_seed { &self.seed } else { &self.cand };
+        fill_row(&self.f[o..o + w], seed, &mut self.new);
+        let mut n = 0;
+        for (s, &v) in self.s[o..o + w].iter_mut().zip(&self.new) {
+            n += v.count_ones();
+            *s |= v;
+        }
+        n
+    }
+
+    /// One flood step on row `y`: claim the runs next to claimed cells of the rows above and
+    /// below. Returns the number of cells claimed (0 = nothing changed).
+    #[inline(always)]
+    fn grow_row(&mut self, y: usize, conn: Connectivity) -> u32 {
+        let lay = self.lay;
+        let o = lay.off(y as isize);
+        let (u, d) = (o - lay.stride, o + lay.stride);
+        let s = &self.s;
+        let f = &self.f[o..o + lay.wpr];
+        let mut any = 0;
+        match conn {
+            Connectivity::Four => {
+                for (i, c) in self.cand.iter_mut().enumerate() {
+                    let v = (s[u + i] | s[d + i]) & f[i] & !s[o + i];
+                    *c = v;
+                    any |= v;
+                }
+            }
+            Connectivity::Eight => {
+                for (i, c) in self.cand.iter_mut().enumerate() {
+                    let a = s[u + i] | s[d + i];
+                    let l = s[u + i - 1] | s[d + i - 1];
+                    let r = s[u + i + 1] | s[d + i + 1];
+                    let n = a | (a << 1) | (a >> 1) | (l >> 63) | (r << 63);
+                    let v = n & f[i] & !s[o + i];
+                    *c = v;
+                    any |= v;
+                }
+            }
+        }
+        if any == 0 {
+            return 0;
+        }
+        self.claim(y, false)
+    }
+
+    /// Next unclaimed FLOOR cell at or after row-major position `(y, word)`, as `(y, x)`;
+    /// advances the cursor so a labelling scan is linear overall.
+    pub fn next_unclaimed(&self, cursor: &mut (usize, usize)) -> Option<(usize, usize)> {
+        let lay = self.lay;
+        while cursor.0 < lay.rows {
+            let o = lay.off(cursor.0 as isize);
+            while cursor.1 < lay.wpr {
+                let rem = self.f[o + cursor.1] & !self.s[o + cursor.1];
+                if rem != 0 {
+                    return Some((cursor.0, cursor.1 * 64 + rem.trailing_zeros() as usize));
+                }
+                cursor.1 += 1;
+            }
+            cursor.0 += 1;
+            cursor.1 = 0;
+        }
+        None
+    }
+}
+
+/// FLOOR components of a grid: count, sizes and a label per cell.
+///
+/// Labels are numbered in row-major order of each component's first cell.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Components {
+    rows: usize,
+    cols: usize,
+    sizes: Vec<u32>,
+    labels: Vec<u32>,
+}
+
+/// Label of a WALL cell in [`Components`]' label array.
+const NO_LABEL: u32 = u32::MAX;
+
+impl Components {
+    /// Number of FLOOR components.
+    pub fn count(&self) -> usize {
+        self.sizes.len()
+    }
+    /// Cells of each component, by label.
+    pub fn sizes(&self) -> &[u32] {
+        &self.sizes
+    }
+    /// Component of `(y, x)`, or `None` for WALL or a cell outside the grid.
+    pub fn label(&self, y: usize, x: usize) -> Option<u32> {
+        if y >= self.rows || x >= self.cols {
+            return None;
+        }
+        match self.labels[y * self.cols + x] {
+            NO_LABEL => None,
+            l => Some(l),
+        }
+    }
+
+    /// Label every FLOOR cell of `g` using `flood` as scratch.
+    pub(crate) fn compute(
+        &mut self,
+        flood: &mut Flood,
+        prev: &mut Vec<u64>,
+        g: &Grid,
+        conn: Connectivity,
+    ) {
+        flood.load(g);
+        let lay = flood.lay;
+        self.rows = lay.rows;
+        self.cols = lay.cols;
+        self.sizes.clear();
+        self.labels.clear();
+        self.labels.resize(lay.rows * lay.cols, NO_LABEL);
+        prev.clear();
+        prev.resize(lay.len(), 0);
+        let mut cursor = (0, 0);
+        while let Some((y, x)) = flood.next_unclaimed(&mut cursor) {
+            let label = self.sizes.len() as u32;
+            let filled = flood.flood_from(y, x, conn);
+            self.sizes.push(filled.size);
+            for yy in filled.lo..=filled.hi {
+                let o = lay.off(yy as isize);
+                for i in 0..lay.wpr {
+                    let mut new = flood.s[o + i] & !prev[o + i];
+                    prev[o + i] |= new;
+                    while new != 0 {
+                        let x = i * 64 + new.trailing_zeros() as usize;
+                        new &= new - 1;
+                        self.labels[yy * lay.cols + x] = label;
+                    }
+                }
+            }
+        }
+    }
+}

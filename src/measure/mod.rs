@@ -1,0 +1,410 @@
+//! Measuring caves: FLOOR components, the per-cave metrics the sweeps record and gate on, and the
+//! post-steps that repair connectivity (keep-largest, remove-small, NetHack's bridge).
+//!
+//! Everything runs on bit planes (one bit per cell) with reusable scratch in [`Measurer`], so
+//! measuring a seed allocates nothing once the scratch has grown to the grid's shape. The metric
+//! names below are part of the output format: they are the CSV column names, JSON keys and the
+//! words of gate expressions.
+//!
+//! Connectivity is 4 by default (the chapter's); with 8, components, largest, connected and the
+//! path metrics (8-connected steps) all use it.
+//!
+//! One deliberate difference from the chapter: its `reachable_floor` marks the spawn as seen and
+//! floods from it even when the spawn is a WALL (so a wall spawn still "reaches" its floor
+//! neighbours). Here a WALL spawn reaches nothing: `connected_fraction` is 0, `min_width` is 0,
+//! and `path_length` / `reach_depth` are empty (NaN).
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::grid::Grid;
+
+mod components;
+mod gate;
+mod metrics;
+pub mod oracle;
+mod post;
+
+pub use components::Components;
+pub use gate::{Clause, CmpOp, Gate, GateError, GateResult};
+pub use post::PostStep;
+
+use components::Flood;
+use metrics::{Bfs, MinWidth};
+
+/// Why a measurement setting could not be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MeasureError {
+    #[error("unknown metric {name:?}; valid metrics: {valid}")]
+    UnknownMetric { name: String, valid: String },
+    #[error("empty metric list (give metric names separated by ',' or \"all\")")]
+    EmptyMetricList,
+    #[error("connectivity {0:?} is not \"4\" or \"8\"")]
+    BadConnectivity(String),
+    #[error("spawn ({y}, {x}) is outside the {rows}x{cols} grid")]
+    SpawnOutside {
+        y: usize,
+        x: usize,
+        rows: usize,
+        cols: usize,
+    },
+    #[error("exit ({y}, {x}) is outside the {rows}x{cols} grid")]
+    ExitOutside {
+        y: usize,
+        x: usize,
+        rows: usize,
+        cols: usize,
+    },
+    #[error(
+        "post-step {0:?} not understood; expected \"keep-largest\", \"remove-small N\" (or \"remove-small:N\") or \"bridge\""
+    )]
+    BadPostStep(String),
+    #[error("post-step {step:?}: {value:?} is not a cell count (a whole number >= 0)")]
+    BadPostStepCount { step: String, value: String },
+}
+
+macro_rules! metrics {
+    ($($(#[$m:meta])* $var:ident = $name:literal,)+) => {
+        /// A per-cave measurement. [`Metric::name`] is its CSV column / JSON key / gate word.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Metric { $($(#[$m])* $var,)+ }
+
+        impl Metric {
+            /// Every metric, in column order.
+            pub const ALL: [Metric; Metric::COUNT] = [$(Metric::$var,)+];
+            /// Number of metrics (the length of [`Values`]).
+            pub const COUNT: usize = [$($name,)+].len();
+
+            /// The metric's exact name.
+            pub fn name(self) -> &'static str {
+                match self { $(Metric::$var => $name,)+ }
+            }
+        }
+    };
+}
+
+metrics! {
+    /// WALL cells / all cells.
+    WallFraction = "wall_fraction",
+    /// FLOOR cells / all cells.
+    FloorFraction = "floor_fraction",
+    /// Number of FLOOR components.
+    Components = "components",
+    /// Cells of the largest FLOOR component / FLOOR cells (0 without floor).
+    LargestFraction = "largest_fraction",
+    /// FLOOR cells reachable from the spawn / FLOOR cells (0 for a WALL spawn or no floor).
+    ConnectedFraction = "connected_fraction",
+    /// Number of 4-adjacent (FLOOR, WALL) pairs of cells inside the grid.
+    Boundary = "boundary",
+    /// Steps of a shortest path from spawn to exit; NaN when unreachable or no exit is set.
+    PathLength = "path_length",
+    /// Largest distance (steps) from the spawn to a reachable FLOOR cell; NaN for a WALL spawn.
+    ReachDepth = "reach_depth",
+    /// Largest k such that every cell of the spawn's component lies in an all-FLOOR k x k
+    /// square (1 = a one-cell-wide passage exists); 0 for a WALL spawn.
+    MinWidth = "min_width",
+}
+
+impl Metric {
+    /// Position in [`Values`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    fn valid_names() -> String {
+        Metric::ALL.map(Metric::name).join(", ")
+    }
+}
+
+impl fmt::Display for Metric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Metric {
+    type Err = MeasureError;
+    fn from_str(s: &str) -> Result<Metric, MeasureError> {
+        let s = s.trim();
+        Metric::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| MeasureError::UnknownMetric {
+                name: s.to_string(),
+                valid: Metric::valid_names(),
+            })
+    }
+}
+
+/// A set of metrics (a bitset), so the caller can skip the expensive ones it does not need.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct MetricSet(u32);
+
+impl MetricSet {
+    pub const EMPTY: MetricSet = MetricSet(0);
+    pub const ALL: MetricSet = MetricSet((1 << Metric::COUNT) - 1);
+
+    pub fn contains(self, m: Metric) -> bool {
+        self.0 & (1 << m.index()) != 0
+    }
+    pub fn insert(&mut self, m: Metric) {
+        self.0 |= 1 << m.index();
+    }
+    pub fn with(mut self, m: Metric) -> MetricSet {
+        self.insert(m);
+        self
+    }
+    pub fn union(self, other: MetricSet) -> MetricSet {
+        MetricSet(self.0 | other.0)
+    }
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+    /// The metrics in the set, in column order.
+    pub fn iter(self) -> impl Iterator<Item = Metric> {
+        Metric::ALL.into_iter().filter(move |&m| self.contains(m))
+    }
+    fn any(self, ms: &[Metric]) -> bool {
+        ms.iter().any(|&m| self.contains(m))
+    }
+}
+
+impl FromIterator<Metric> for MetricSet {
+    fn from_iter<I: IntoIterator<Item = Metric>>(iter: I) -> MetricSet {
+        let mut s = MetricSet::EMPTY;
+        for m in iter {
+            s.insert(m);
+        }
+        s
+    }
+}
+
+impl FromStr for MetricSet {
+    type Err = MeasureError;
+    /// `"all"` or names separated by `,` (whitespace around names is ignored).
+    fn from_str(s: &str) -> Result<MetricSet, MeasureError> {
+        if s.trim() == "all" {
+            return Ok(MetricSet::ALL);
+        }
+        if s.trim().is_empty() {
+            return Err(MeasureError::EmptyMetricList);
+        }
+        s.split(',').map(str::parse).collect()
+    }
+}
+
+impl fmt::Display for MetricSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.iter().map(Metric::name).collect();
+        f.write_str(&names.join(","))
+    }
+}
+
+/// Cell adjacency for components and paths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Connectivity {
+    /// Edge neighbours (the chapter's).
+    #[default]
+    Four,
+    /// Edge and corner neighbours (NetHack's flood fill).
+    Eight,
+}
+
+impl FromStr for Connectivity {
+    type Err = MeasureError;
+    fn from_str(s: &str) -> Result<Connectivity, MeasureError> {
+        match s.trim() {
+            "4" => Ok(Connectivity::Four),
+            "8" => Ok(Connectivity::Eight),
+            other => Err(MeasureError::BadConnectivity(other.to_string())),
+        }
+    }
+}
+
+impl fmt::Display for Connectivity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Connectivity::Four => "4",
+            Connectivity::Eight => "8",
+        })
+    }
+}
+
+/// What to measure and from where.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MeasureConfig {
+    pub connectivity: Connectivity,
+    /// `(y, x)` of the spawn.
+    pub spawn: (usize, usize),
+    /// `(y, x)` of the exit, for `path_length`.
+    pub exit: Option<(usize, usize)>,
+    pub metrics: MetricSet,
+}
+
+impl MeasureConfig {
+    /// Check that spawn and exit lie inside a `rows x cols` grid. [`Measurer::measure`] does not
+    /// panic on a bad config (an outside spawn is treated as WALL, an outside exit as
+    /// unreachable), but a recipe should be rejected up front with this message.
+    pub fn validate(&self, rows: usize, cols: usize) -> Result<(), MeasureError> {
+        let (y, x) = self.spawn;
+        if y >= rows || x >= cols {
+            return Err(MeasureError::SpawnOutside { y, x, rows, cols });
+        }
+        if let Some((y, x)) = self.exit
+            && (y >= rows || x >= cols)
+        {
+            return Err(MeasureError::ExitOutside { y, x, rows, cols });
+        }
+        Ok(())
+    }
+}
+
+/// One cave's metrics, indexed by [`Metric::index`]; NaN = not computed or empty.
+pub type Values = [f64; Metric::COUNT];
+
+/// A [`Values`] with every entry NaN.
+pub const EMPTY_VALUES: Values = [f64::NAN; Metric::COUNT];
+
+/// Reusable measuring scratch. Grows lazily to the shape of the grids it is given; after that,
+/// measuring and post-steps allocate nothing (except `bridge`'s small per-region list, which is
+/// also reused).
+#[derive(Debug, Default, Clone)]
+pub struct Measurer {
+    flood: Flood,
+    /// Copy of the spawn's component, for `min_width`.
+    comp: Vec<u64>,
+    bfs: Bfs,
+    width: MinWidth,
+    labels: Components,
+    prev: Vec<u64>,
+    post: post::PostScratch,
+}
+
+impl Measurer {
+    pub fn new() -> Measurer {
+        Measurer::default()
+    }
+
+    /// Measure `g` into `out`; metrics not in `cfg.metrics` are left NaN.
+    pub fn measure(&mut self, g: &Grid, cfg: &MeasureConfig, out: &mut Values) {
+        use Metric::*;
+        *out = EMPTY_VALUES;
+        let set = cfg.metrics;
+        let cells = g.cells() as f64;
+        let walls = g.count_walls();
+        let floor = g.cells() as u64 - walls;
+        if set.contains(WallFraction) {
+            out[WallFraction.index()] = walls as f64 / cells;
+        }
+        if set.contains(FloorFraction) {
+            out[FloorFraction.index()] = floor as f64 / cells;
+        }
+        let need_flood = set.any(&[
+            Components,
+            LargestFraction,
+            ConnectedFraction,
+            MinWidth,
+            PathLength,
+            ReachDepth,
+        ]);
+        if !need_flood && !set.contains(Boundary) {
+            return;
+        }
+        let conn = cfg.connectivity;
+        self.flood.load(g);
+        let lay = self.flood.lay;
+        if set.contains(Boundary) {
+            out[Boundary.index()] = metrics::boundary(&lay, &self.flood.f) as f64;
+        }
+        if !need_flood {
+            return;
+        }
+        let (sy, sx) = cfg.spawn;
+        let spawn_floor = sy < lay.rows && sx < lay.cols && self.flood.is_floor(sy, sx);
+        let spawn_size = if spawn_floor {
+            self.flood.flood_from(sy, sx, conn).size
+        } else {
+            0
+        };
+        let frac = |n: u64| {
+            if floor == 0 {
+                0.0
+            } else {
+                n as f64 / floor as f64
+            }
+        };
+        if set.contains(ConnectedFraction) {
+            out[ConnectedFraction.index()] = frac(spawn_size as u64);
+        }
+        let exit = cfg.exit.filter(|&(y, x)| y < lay.rows && x < lay.cols);
+        // Exit outside the spawn's component: unreachable, no BFS needed for the path.
+        let exit_reachable = exit.is_some_and(|(y, x)| spawn_floor && self.flood.is_claimed(y, x));
+        if spawn_floor && set.contains(MinWidth) {
+            self.comp.clear();
+            self.comp.extend_from_slice(&self.flood.s);
+        }
+        if set.any(&[Components, LargestFraction]) {
+            let mut count = spawn_floor as u32;
+            let mut largest = spawn_size;
+            let mut cursor = (0, 0);
+            while let Some((y, x)) = self.flood.next_unclaimed(&mut cursor) {
+                let n = self.flood.flood_from(y, x, conn).size;
+                count += 1;
+                largest = largest.max(n);
+            }
+            if set.contains(Components) {
+                out[Components.index()] = count as f64;
+            }
+            if set.contains(LargestFraction) {
+                out[LargestFraction.index()] = frac(largest as u64);
+            }
+        }
+        if spawn_floor && set.contains(MinWidth) {
+            out[MinWidth.index()] = self.width.run(&lay, &self.flood.f, &self.comp) as f64;
+        } else if set.contains(MinWidth) {
+            out[MinWidth.index()] = 0.0;
+        }
+        let want_depth = set.contains(ReachDepth);
+        let want_path = set.contains(PathLength) && exit_reachable;
+        if spawn_floor && (want_depth || want_path) {
+            let r = self.bfs.run(
+                &lay,
+                &self.flood.f,
+                conn,
+                (sy, sx),
+                exit.filter(|_| want_path),
+                want_depth,
+            );
+            if want_path && let Some(p) = r.path {
+                out[PathLength.index()] = p as f64;
+            }
+            if want_depth {
+                out[ReachDepth.index()] = r.depth as f64;
+            }
+        }
+    }
+
+    /// Label the FLOOR components of `g` (count, sizes, label lookup). Labels are numbered in
+    /// row-major order of each component's first cell.
+    pub fn components(&mut self, g: &Grid, conn: Connectivity) -> &Components {
+        self.labels
+            .compute(&mut self.flood, &mut self.prev, g, conn);
+        &self.labels
+    }
+
+    /// Apply a post-step to `g` in place. `conn` is the connectivity of `keep-largest` and
+    /// `remove-small`; `bridge` always uses NetHack's 8-connected regions. `rng` is only drawn
+    /// from by `bridge`.
+    pub fn apply_post<R: rand_core::Rng + ?Sized>(
+        &mut self,
+        g: &mut Grid,
+        step: PostStep,
+        conn: Connectivity,
+        rng: &mut R,
+    ) {
+        post::apply(&mut self.flood, &mut self.post, g, step, conn, rng);
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,197 @@
+//! Byte-grid oracles for every measurement: plain BFS and brute-force loops over
+//! [`ByteGrid`] cells, written for obviousness, not speed. The bit-plane code is tested against
+//! them and the benchmarks compare with them; the production pipeline never calls them.
+
+use std::collections::VecDeque;
+
+use crate::oracle::ByteGrid;
+
+use super::{Connectivity, EMPTY_VALUES, MeasureConfig, Metric, Values};
+
+/// Neighbour offsets for a connectivity.
+pub fn offsets(conn: Connectivity) -> &'static [(isize, isize)] {
+    match conn {
+        Connectivity::Four => &[(-1, 0), (1, 0), (0, -1), (0, 1)],
+        Connectivity::Eight => &[
+            (-1, -1),
+            (-1, 0),
+            (-1, 1),
+            (0, -1),
+            (0, 1),
+            (1, -1),
+            (1, 0),
+            (1, 1),
+        ],
+    }
+}
+
+fn floor(g: &ByteGrid, y: isize, x: isize) -> bool {
+    y >= 0
+        && x >= 0
+        && (y as usize) < g.rows
+        && (x as usize) < g.cols
+        && g.get(y as usize, x as usize) == 0
+}
+
+/// BFS distances from `start` over FLOOR (`u32::MAX` = unreached; all unreached for a WALL start).
+pub fn distances(g: &ByteGrid, start: (usize, usize), conn: Connectivity) -> Vec<u32> {
+    let mut dist = vec![u32::MAX; g.rows * g.cols];
+    if !floor(g, start.0 as isize, start.1 as isize) {
+        return dist;
+    }
+    let mut q = VecDeque::new();
+    dist[start.0 * g.cols + start.1] = 0;
+    q.push_back(start);
+    while let Some((y, x)) = q.pop_front() {
+        let d = dist[y * g.cols + x];
+        for &(dy, dx) in offsets(conn) {
+            let (ny, nx) = (y as isize + dy, x as isize + dx);
+            if floor(g, ny, nx) {
+                let i = ny as usize * g.cols + nx as usize;
+                if dist[i] == u32::MAX {
+                    dist[i] = d + 1;
+                    q.push_back((ny as usize, nx as usize));
+                }
+            }
+        }
+    }
+    dist
+}
+
+/// Component label per cell (`u32::MAX` for WALL), labels in row-major order of first cells,
+/// and the size of each component.
+pub fn components(g: &ByteGrid, conn: Connectivity) -> (Vec<u32>, Vec<u32>) {
+    let mut label = vec![u32::MAX; g.rows * g.cols];
+    let mut sizes = Vec::new();
+    for y in 0..g.rows {
+        for x in 0..g.cols {
+            if g.get(y, x) != 0 || label[y * g.cols + x] != u32::MAX {
+                continue;
+            }
+            let l = sizes.len() as u32;
+            let mut n = 0;
+            let mut q = VecDeque::from([(y, x)]);
+            label[y * g.cols + x] = l;
+            while let Some((cy, cx)) = q.pop_front() {
+                n += 1;
+                for &(dy, dx) in offsets(conn) {
+                    let (ny, nx) = (cy as isize + dy, cx as isize + dx);
+                    if floor(g, ny, nx) {
+                        let i = ny as usize * g.cols + nx as usize;
+                        if label[i] == u32::MAX {
+                            label[i] = l;
+                            q.push_back((ny as usize, nx as usize));
+                        }
+                    }
+                }
+            }
+            sizes.push(n);
+        }
+    }
+    (label, sizes)
+}
+
+/// 4-adjacent (FLOOR, WALL) pairs inside the grid.
+pub fn boundary(g: &ByteGrid) -> u64 {
+    let mut n = 0;
+    for y in 0..g.rows {
+        for x in 0..g.cols {
+            if x + 1 < g.cols && g.get(y, x) != g.get(y, x + 1) {
+                n += 1;
+            }
+            if y + 1 < g.rows && g.get(y, x) != g.get(y + 1, x) {
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+/// Is the `k x k` square with top-left `(y, x)` inside the grid and all FLOOR?
+fn square_floor(g: &ByteGrid, y: usize, x: usize, k: usize) -> bool {
+    y + k <= g.rows
+        && x + k <= g.cols
+        && (y..y + k).all(|yy| (x..x + k).all(|xx| g.get(yy, xx) == 0))
+}
+
+/// Largest k such that every cell with `in_comp` lies in an all-FLOOR k x k square.
+pub fn min_width(g: &ByteGrid, in_comp: &[bool]) -> u32 {
+    let covered = |k: usize| {
+        (0..g.rows).all(|y| {
+            (0..g.cols).all(|x| {
+                !in_comp[y * g.cols + x]
+                    || (0..k).any(|dy| {
+                        (0..k).any(|dx| y >= dy && x >= dx && square_floor(g, y - dy, x - dx, k))
+                    })
+            })
+        })
+    };
+    let mut k = 1;
+    while covered(k + 1) {
+        k += 1;
+    }
+    k as u32
+}
+
+/// Every metric of `cfg.metrics` by the oracles (same conventions as [`super::Measurer`]).
+pub fn measure(g: &ByteGrid, cfg: &MeasureConfig) -> Values {
+    let mut out = EMPTY_VALUES;
+    let set = cfg.metrics;
+    let conn = cfg.connectivity;
+    let cells = (g.rows * g.cols) as f64;
+    let walls = g.count_walls();
+    let floor_n = (g.rows * g.cols) as u64 - walls;
+    let frac = |n: u64| {
+        if floor_n == 0 {
+            0.0
+        } else {
+            n as f64 / floor_n as f64
+        }
+    };
+    let (_, sizes) = components(g, conn);
+    let (sy, sx) = cfg.spawn;
+    let spawn_floor = sy < g.rows && sx < g.cols && g.get(sy, sx) == 0;
+    let dist = if spawn_floor {
+        distances(g, (sy, sx), conn)
+    } else {
+        vec![u32::MAX; g.rows * g.cols]
+    };
+    let reach: Vec<bool> = dist.iter().map(|&d| d != u32::MAX).collect();
+    for m in set.iter() {
+        out[m.index()] = match m {
+            Metric::WallFraction => walls as f64 / cells,
+            Metric::FloorFraction => floor_n as f64 / cells,
+            Metric::Components => sizes.len() as f64,
+            Metric::LargestFraction => frac(sizes.iter().copied().max().unwrap_or(0) as u64),
+            Metric::ConnectedFraction => frac(reach.iter().filter(|&&r| r).count() as u64),
+            Metric::Boundary => boundary(g) as f64,
+            Metric::PathLength => match cfg.exit {
+                Some((ey, ex))
+                    if ey < g.rows && ex < g.cols && dist[ey * g.cols + ex] != u32::MAX =>
+                {
+                    dist[ey * g.cols + ex] as f64
+                }
+                _ => f64::NAN,
+            },
+            Metric::ReachDepth => {
+                if spawn_floor {
+                    dist.iter()
+                        .filter(|&&d| d != u32::MAX)
+                        .max()
+                        .copied()
+                        .unwrap_or(0) as f64
+                } else {
+                    f64::NAN
+                }
+            }
+            Metric::MinWidth => {
+                if spawn_floor {
+                    min_width(g, &reach) as f64
+                } else {
+                    0.0
+                }
+            }
+        };
+    }
+    out
+}

@@ -1,0 +1,608 @@
+//! Tests of the measuring code against the byte-grid oracles (random grids of many shapes and
+//! fill levels) and against small hand-worked grids.
+
+use proptest::prelude::*;
+use rand_core::Rng;
+
+use super::components::{fill_down_word, fill_down_word_portable, fill_row};
+use super::*;
+use crate::oracle::ByteGrid;
+
+/// A tiny deterministic RNG for building test grids (splitmix64).
+struct Mix(u64);
+impl Mix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+fn random_grid(rows: usize, cols: usize, wall_p: f64, seed: u64) -> Grid {
+    let mut b = ByteGrid::new(rows, cols);
+    fill_cells(&mut b, wall_p, seed);
+    b.to_grid()
+}
+
+fn fill_cells(b: &mut ByteGrid, wall_p: f64, seed: u64) {
+    let mut r = Mix(seed ^ 0x5555);
+    for c in &mut b.cells {
+        *c = (((r.next() >> 11) as f64 / (1u64 << 53) as f64) < wall_p) as u8;
+    }
+}
+
+fn g(t: &str) -> Grid {
+    Grid::from_text(t).unwrap()
+}
+
+fn cfg(conn: Connectivity, spawn: (usize, usize), exit: Option<(usize, usize)>) -> MeasureConfig {
+    MeasureConfig {
+        connectivity: conn,
+        spawn,
+        exit,
+        metrics: MetricSet::ALL,
+    }
+}
+
+fn measure(grid: &Grid, c: &MeasureConfig) -> Values {
+    let mut v = EMPTY_VALUES;
+    Measurer::new().measure(grid, c, &mut v);
+    v
+}
+
+fn same(a: &Values, b: &Values) -> bool {
+    a.iter()
+        .zip(b)
+        .all(|(x, y)| x == y || (x.is_nan() && y.is_nan()))
+}
+
+fn show(v: &Values) -> String {
+    Metric::ALL
+        .iter()
+        .map(|m| format!("{}={}", m.name(), v[m.index()]))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+// ---------------------------------------------------------------- row fill primitives
+
+/// Naive: every floor run holding a seed, bit by bit.
+fn naive_fill(f: &[u64], seed: &[u64]) -> Vec<u64> {
+    let n = f.len() * 64;
+    let bit = |v: &[u64], i: usize| (v[i / 64] >> (i % 64)) & 1 == 1;
+    let mut out = vec![0u64; f.len()];
+    let mut i = 0;
+    while i < n {
+        if !bit(f, i) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut seeded = false;
+        while i < n && bit(f, i) {
+            seeded |= bit(seed, i);
+            i += 1;
+        }
+        if seeded {
+            for j in start..i {
+                out[j / 64] |= 1 << (j % 64);
+            }
+        }
+    }
+    out
+}
+
+fn naive_down(f: u64, s: u64) -> u64 {
+    let mut out = 0;
+    for q in 0..64 {
+        if s >> q & 1 == 1 {
+            let mut j = q as i32;
+            while j >= 0 && f >> j & 1 == 1 {
+                out |= 1 << j;
+                j -= 1;
+            }
+            out |= 1 << q;
+        }
+    }
+    out
+}
+
+proptest! {
+    #[test]
+    fn fill_down_matches_naive(f: u64, s: u64, sparse in 0u32..4) {
+        let mut s = s & f;
+        for _ in 0..sparse { s &= s.rotate_left(17) ^ f.rotate_right(5); }
+        let s = s & f;
+        prop_assert_eq!(fill_down_word(f, s), naive_down(f, s));
+        prop_assert_eq!(fill_down_word_portable(f, s), naive_down(f, s));
+    }
+
+    #[test]
+    fn fill_row_matches_naive(f in prop::collection::vec(any::<u64>(), 1..5),
+                              seeds in prop::collection::vec(any::<u64>(), 5), dense in any::<bool>()) {
+        // Long runs (dense floor) exercise the carries across words.
+        let f: Vec<u64> = f.iter().map(|&w| if dense { w | w.rotate_left(1) | w.rotate_left(7) } else { w }).collect();
+        let seed: Vec<u64> = f.iter().zip(&seeds).map(|(&a, &b)| a & b & b.rotate_left(13) & b.rotate_left(29)).collect();
+        let mut out = vec![0; f.len()];
+        fill_row(&f, &seed, &mut out);
+        prop_assert_eq!(out, naive_fill(&f, &seed));
+    }
+}
+
+#[test]
+fn fill_row_hand_cases() {
+    // A run spanning three words seeded only in the middle word.
+    let f = [!0u64 << 60, !0, (1 << 4) - 1];
+    let seed = [0, 1 << 30, 0];
+    let mut out = [0; 3];
+    fill_row(&f, &seed, &mut out);
+    assert_eq!(out, f);
+    // Two runs, only the upper seeded.
+    let f = [0b1110_0111u64];
+    let mut out = [0];
+    fill_row(&f, &[0b0100_0000], &mut out);
+    assert_eq!(out, [0b1110_0000]);
+}
+
+// ---------------------------------------------------------------- oracle comparisons
+
+fn cols_strategy() -> impl Strategy<Value = usize> {
+    prop_oneof![
+        Just(1usize),
+        Just(2),
+        Just(63),
+        Just(64),
+        Just(65),
+        Just(130),
+        1usize..200
+    ]
+}
+
+fn conn_strategy() -> impl Strategy<Value = Connectivity> {
+    prop_oneof![Just(Connectivity::Four), Just(Connectivity::Eight)]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn components_match_oracle(rows in 1usize..24, cols in cols_strategy(),
+                               wall_p in 0.0f64..1.0, seed: u64, conn in conn_strategy()) {
+        let grid = random_grid(rows, cols, wall_p, seed);
+        let bg = ByteGrid::from_grid(&grid);
+        let (labels, sizes) = oracle::components(&bg, conn);
+        let mut m = Measurer::new();
+        let c = m.components(&grid, conn);
+        prop_assert_eq!(c.count(), sizes.len());
+        prop_assert_eq!(c.sizes(), &sizes[..]);
+        for y in 0..rows {
+            for x in 0..cols {
+                let want = match labels[y * cols + x] { u32::MAX => None, l => Some(l) };
+                prop_assert_eq!(c.label(y, x), want, "cell ({}, {})", y, x);
+            }
+        }
+        prop_assert_eq!(c.label(rows, 0), None);
+    }
+
+    #[test]
+    fn metrics_match_oracle(rows in 1usize..24, cols in cols_strategy(),
+                            wall_p in prop_oneof![0.0f64..1.0, 0.0f64..0.2, Just(0.0), Just(1.0)],
+                            seed: u64, conn in conn_strategy(), pick: u64, with_exit: bool) {
+        let grid = random_grid(rows, cols, wall_p, seed);
+        let bg = ByteGrid::from_grid(&grid);
+        let mut r = Mix(pick);
+        let spawn = (r.below(rows), r.below(cols));
+        let exit = with_exit.then(|| (r.below(rows), r.below(cols)));
+        let c = cfg(conn, spawn, exit);
+        let want = oracle::measure(&bg, &c);
+        let got = measure(&grid, &c);
+        prop_assert!(same(&got, &want), "\n got  {}\n want {}\n{}", show(&got), show(&want), grid);
+        // Subsets of metrics give the same numbers and NaN elsewhere.
+        let sub = MetricSet::EMPTY.with(Metric::from_index(pick as usize % Metric::COUNT))
+            .with(Metric::from_index((pick >> 8) as usize % Metric::COUNT));
+        let c2 = MeasureConfig { metrics: sub, ..c };
+        let got2 = measure(&grid, &c2);
+        for m in Metric::ALL {
+            if sub.contains(m) {
+                let (a, b) = (got2[m.index()], want[m.index()]);
+                prop_assert!(a == b || (a.is_nan() && b.is_nan()), "{} subset: {} vs {}", m, a, b);
+            } else {
+                prop_assert!(got2[m.index()].is_nan(), "{} not requested", m);
+            }
+        }
+    }
+
+    #[test]
+    fn open_caves_match_oracle(seed: u64, conn in conn_strategy(), rows in 3usize..40, cols in cols_strategy()) {
+        // Smoothed-like caves: mostly floor, long runs, wide areas (min_width > 1 matters).
+        let grid = random_grid(rows, cols, 0.03, seed);
+        let bg = ByteGrid::from_grid(&grid);
+        let mut r = Mix(seed);
+        let spawn = (r.below(rows), r.below(cols));
+        let exit = Some((r.below(rows), r.below(cols)));
+        let c = cfg(conn, spawn, exit);
+        let want = oracle::measure(&bg, &c);
+        let got = measure(&grid, &c);
+        prop_assert!(same(&got, &want), "\n got  {}\n want {}\n{}", show(&got), show(&want), grid);
+    }
+}
+
+#[test]
+fn chapter_caves_match_oracle() {
+    use crate::rule::{Border, Outside, Pass, Rule};
+    let pass = Pass::sync(Rule::chapter_strict(), Outside::Floor, Border::Solid);
+    let mut m = Measurer::new();
+    for seed in 0..20 {
+        let mut b = ByteGrid::new(90, 140);
+        fill_cells(&mut b, 0.45, seed);
+        for _ in 0..4 {
+            b.step(&pass);
+        }
+        let grid = b.to_grid();
+        for conn in [Connectivity::Four, Connectivity::Eight] {
+            let c = cfg(conn, (45, 70), Some((5, 130)));
+            let want = oracle::measure(&b, &c);
+            let mut got = EMPTY_VALUES;
+            m.measure(&grid, &c, &mut got);
+            assert!(
+                same(&got, &want),
+                "seed {seed}\n got  {}\n want {}",
+                show(&got),
+                show(&want)
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------- hand-worked grids
+
+fn v(
+    grid: &str,
+    conn: Connectivity,
+    spawn: (usize, usize),
+    exit: Option<(usize, usize)>,
+) -> Values {
+    measure(&g(grid), &cfg(conn, spawn, exit))
+}
+
+#[test]
+fn hand_fractions_components_boundary() {
+    // 3x4: floor cells 8, two 4-components ({(0,0),(1,0)} is cut from the rest by walls).
+    let t = ".#..\n.#..\n##..\n";
+    let x = v(t, Connectivity::Four, (0, 0), None);
+    assert_eq!(x[Metric::WallFraction.index()], 4.0 / 12.0);
+    assert_eq!(x[Metric::FloorFraction.index()], 8.0 / 12.0);
+    assert_eq!(x[Metric::Components.index()], 2.0);
+    assert_eq!(x[Metric::LargestFraction.index()], 6.0 / 8.0);
+    assert_eq!(x[Metric::ConnectedFraction.index()], 2.0 / 8.0);
+    // Horizontal pairs: row0 (.#)(#.) =2, row1 2, row2 (#.)=1; vertical: col0 (.#) between rows
+    // 1,2 =1, col1 none (#,#,#) ... col1 rows are #,#,#: 0; cols 2,3: all floor: 0. Total 6.
+    assert_eq!(x[Metric::Boundary.index()], 6.0);
+    assert!(x[Metric::PathLength.index()].is_nan());
+    assert_eq!(x[Metric::ReachDepth.index()], 1.0);
+    assert_eq!(x[Metric::MinWidth.index()], 1.0);
+    // Diagonal contact joins components only with 8-connectivity.
+    let t = ".#\n#.\n";
+    assert_eq!(
+        v(t, Connectivity::Four, (0, 0), None)[Metric::Components.index()],
+        2.0
+    );
+    let e = v(t, Connectivity::Eight, (0, 0), Some((1, 1)));
+    assert_eq!(e[Metric::Components.index()], 1.0);
+    assert_eq!(e[Metric::PathLength.index()], 1.0);
+    assert_eq!(e[Metric::ConnectedFraction.index()], 1.0);
+}
+
+#[test]
+fn hand_paths() {
+    // A U-shaped corridor: from (0,0) down, across, up to (0,4): 4 + 4 + 4 = 12 steps.
+    let t = ".###.\n.###.\n.###.\n.###.\n.....\n";
+    let x = v(t, Connectivity::Four, (0, 0), Some((0, 4)));
+    assert_eq!(x[Metric::PathLength.index()], 12.0);
+    assert_eq!(x[Metric::ReachDepth.index()], 12.0);
+    let x = v(t, Connectivity::Eight, (0, 0), Some((0, 4)));
+    // 8-connected: (0,0)->(3,0) 3 steps, (4,1) 1 diagonal, (4,2),(4,3)... (3,4) diagonal, (0,4).
+    assert_eq!(x[Metric::PathLength.index()], 3.0 + 1.0 + 2.0 + 1.0 + 3.0);
+    // Spawn == exit, exit on wall, WALL spawn.
+    assert_eq!(
+        v(t, Connectivity::Four, (4, 2), Some((4, 2)))[Metric::PathLength.index()],
+        0.0
+    );
+    assert!(v(t, Connectivity::Four, (4, 2), Some((0, 2)))[Metric::PathLength.index()].is_nan());
+    let w = v(t, Connectivity::Four, (0, 2), Some((0, 0)));
+    assert!(w[Metric::PathLength.index()].is_nan());
+    assert!(w[Metric::ReachDepth.index()].is_nan());
+    assert_eq!(w[Metric::ConnectedFraction.index()], 0.0);
+    assert_eq!(w[Metric::MinWidth.index()], 0.0);
+    // A wall spawn next to floor still reaches nothing (unlike the chapter's reachable_floor).
+    assert_eq!(w[Metric::Components.index()], 1.0);
+}
+
+#[test]
+fn hand_min_width() {
+    // Open 3x3 room: 3.
+    let room = "...\n...\n...\n";
+    assert_eq!(
+        v(room, Connectivity::Four, (1, 1), None)[Metric::MinWidth.index()],
+        3.0
+    );
+    // Two 2x2 rooms joined by a one-cell neck: 1.
+    let neck = "..#..\n.....\n..#..\n";
+    let t = "..###..\n.......\n..###..\n";
+    assert_eq!(
+        v(t, Connectivity::Four, (0, 0), None)[Metric::MinWidth.index()],
+        1.0
+    );
+    // The middle row alone is the neck; here it is 2 rows tall: every cell in a 2x2 square.
+    let t2 = "..###..\n.......\n.......\n..###..\n";
+    assert_eq!(
+        v(t2, Connectivity::Four, (0, 0), None)[Metric::MinWidth.index()],
+        2.0
+    );
+    // The neck shape `neck`: every 2x2 square holding (1,2) also holds (0,2) or (2,2), both
+    // WALL, so (1,2) is only in a 1x1 square -> 1.
+    assert_eq!(
+        v(neck, Connectivity::Four, (0, 0), None)[Metric::MinWidth.index()],
+        1.0
+    );
+    // Remove the lower wall: (1,2),(1,3),(2,2),(2,3) is all floor now -> 2.
+    let wide = "..#..\n.....\n.....\n";
+    assert_eq!(
+        v(wide, Connectivity::Four, (0, 0), None)[Metric::MinWidth.index()],
+        2.0
+    );
+    // A 3-wide corridor around a wall block: 3. A stray isolated floor cell elsewhere does not
+    // matter (not in the spawn's component), but a 1-wide spur does.
+    let ring = "#########\n#.......#\n#.......#\n#.......#\n#...#...#\n#.......#\n#.......#\n#.......#\n#########\n";
+    assert_eq!(
+        v(ring, Connectivity::Four, (1, 1), None)[Metric::MinWidth.index()],
+        3.0
+    );
+    let ring_stray = ring.replacen("#########\n", "#.#######\n", 1);
+    // The stray (0,1) touches (1,1): it is in the component and only in 1x1 squares.
+    assert_eq!(
+        v(&ring_stray, Connectivity::Four, (1, 1), None)[Metric::MinWidth.index()],
+        1.0
+    );
+    let ring_iso = ring.replacen("#########\n", "#########\n", 1) + ".........\n";
+    // Last row floor, separated by the wall row: a 1-high strip not in the spawn's component.
+    assert_eq!(
+        v(&ring_iso, Connectivity::Four, (1, 1), None)[Metric::MinWidth.index()],
+        3.0
+    );
+}
+
+// ---------------------------------------------------------------- parsing and config
+
+impl Metric {
+    fn from_index(i: usize) -> Metric {
+        Metric::ALL[i]
+    }
+}
+
+#[test]
+fn names_and_sets() {
+    let names: Vec<&str> = Metric::ALL.iter().map(|m| m.name()).collect();
+    assert_eq!(
+        names,
+        [
+            "wall_fraction",
+            "floor_fraction",
+            "components",
+            "largest_fraction",
+            "connected_fraction",
+            "boundary",
+            "path_length",
+            "reach_depth",
+            "min_width"
+        ]
+    );
+    for m in Metric::ALL {
+        assert_eq!(m.name().parse::<Metric>().unwrap(), m);
+    }
+    let e = "width".parse::<Metric>().unwrap_err().to_string();
+    assert!(
+        e.contains("\"width\"") && e.contains("min_width") && e.contains("wall_fraction"),
+        "{e}"
+    );
+    let s: MetricSet = "components, boundary".parse().unwrap();
+    assert_eq!(
+        s.iter().collect::<Vec<_>>(),
+        [Metric::Components, Metric::Boundary]
+    );
+    assert_eq!(s.to_string(), "components,boundary");
+    assert_eq!("all".parse::<MetricSet>().unwrap(), MetricSet::ALL);
+    assert_eq!(MetricSet::ALL.iter().count(), Metric::COUNT);
+    assert!("components,,boundary".parse::<MetricSet>().is_err());
+    assert!("".parse::<MetricSet>().is_err());
+    assert_eq!("4".parse::<Connectivity>().unwrap(), Connectivity::Four);
+    assert_eq!("8".parse::<Connectivity>().unwrap(), Connectivity::Eight);
+    assert!(
+        "6".parse::<Connectivity>()
+            .unwrap_err()
+            .to_string()
+            .contains("\"6\"")
+    );
+}
+
+#[test]
+fn validate_spawn_exit() {
+    let c = cfg(Connectivity::Four, (45, 70), Some((89, 139)));
+    assert_eq!(c.validate(90, 140), Ok(()));
+    let e = c.validate(40, 140).unwrap_err();
+    assert_eq!(
+        e,
+        MeasureError::SpawnOutside {
+            y: 45,
+            x: 70,
+            rows: 40,
+            cols: 140
+        }
+    );
+    assert!(e.to_string().contains("(45, 70)") && e.to_string().contains("40x140"));
+    assert!(matches!(
+        c.validate(90, 60),
+        Err(MeasureError::SpawnOutside { .. })
+    ));
+    assert!(matches!(
+        c.validate(89, 140),
+        Err(MeasureError::ExitOutside { .. })
+    ));
+    // Measuring with an outside spawn/exit does not panic.
+    let x = v("...\n...\n", Connectivity::Four, (5, 5), Some((9, 9)));
+    assert_eq!(x[Metric::ConnectedFraction.index()], 0.0);
+    let x = v("...\n...\n", Connectivity::Four, (0, 0), Some((9, 9)));
+    assert!(x[Metric::PathLength.index()].is_nan());
+}
+
+#[test]
+fn post_step_parse() {
+    for (s, p) in [
+        ("keep-largest", PostStep::KeepLargest),
+        ("remove-small 20", PostStep::RemoveSmall(20)),
+        ("remove-small:20", PostStep::RemoveSmall(20)),
+        (" bridge ", PostStep::Bridge),
+    ] {
+        assert_eq!(s.parse::<PostStep>().unwrap(), p);
+    }
+    assert_eq!(PostStep::RemoveSmall(7).to_string(), "remove-small 7");
+    for p in [
+        PostStep::KeepLargest,
+        PostStep::RemoveSmall(3),
+        PostStep::Bridge,
+    ] {
+        assert_eq!(p.to_string().parse::<PostStep>().unwrap(), p);
+    }
+    assert!(matches!(
+        "remove-small x".parse::<PostStep>(),
+        Err(MeasureError::BadPostStepCount { .. })
+    ));
+    assert!(matches!(
+        "remove-small".parse::<PostStep>(),
+        Err(MeasureError::BadPostStep(_))
+    ));
+    assert!(matches!(
+        "remove-smallish 3".parse::<PostStep>(),
+        Err(MeasureError::BadPostStep(_))
+    ));
+    assert!(matches!(
+        "keep".parse::<PostStep>(),
+        Err(MeasureError::BadPostStep(_))
+    ));
+}
+
+// ---------------------------------------------------------------- post-steps
+
+/// Oracle for keep-largest / remove-small: the byte grid with the dropped components walled.
+fn keep_oracle(b: &ByteGrid, conn: Connectivity, keep: impl Fn(u32, u32, u32) -> bool) -> ByteGrid {
+    let (labels, sizes) = oracle::components(b, conn);
+    let mut out = b.clone();
+    for (i, &l) in labels.iter().enumerate() {
+        if l != u32::MAX && !keep(l, sizes[l as usize], *sizes.iter().max().unwrap()) {
+            out.cells[i] = 1;
+        }
+    }
+    out
+}
+
+struct Rand(Mix);
+impl rand_core::TryRng for Rand {
+    type Error = core::convert::Infallible;
+    fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+        Ok(self.0.next() as u32)
+    }
+    fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+        Ok(self.0.next())
+    }
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
+        for b in dst {
+            *b = self.0.next() as u8;
+        }
+        Ok(())
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn keep_and_remove_match_oracle(rows in 1usize..20, cols in cols_strategy(), wall_p in 0.0f64..1.0,
+                                    seed: u64, conn in conn_strategy(), n in 0u32..12) {
+        let grid = random_grid(rows, cols, wall_p, seed);
+        let b = ByteGrid::from_grid(&grid);
+        let mut m = Measurer::new();
+        let mut rng = Rand(Mix(seed));
+        let mut k = grid.clone();
+        m.apply_post(&mut k, PostStep::KeepLargest, conn, &mut rng);
+        let (labels, sizes) = oracle::components(&b, conn);
+        let first_largest = sizes.iter().enumerate().max_by_key(|&(i, &s)| (s, std::cmp::Reverse(i))).map(|(i, _)| i as u32);
+        let want = keep_oracle(&b, conn, |l, _, _| Some(l) == first_largest);
+        prop_assert_eq!(k.to_text(), want.to_grid().to_text());
+        let _ = labels;
+        let mut r = grid.clone();
+        m.apply_post(&mut r, PostStep::RemoveSmall(n), conn, &mut rng);
+        let want = keep_oracle(&b, conn, |_, s, _| s >= n);
+        prop_assert_eq!(r.to_text(), want.to_grid().to_text());
+    }
+
+    #[test]
+    fn bridge_connects_everything(rows in 1usize..30, cols in cols_strategy(), wall_p in 0.3f64..0.9,
+                                  seed: u64) {
+        let grid = random_grid(rows, cols, wall_p, seed);
+        let b = ByteGrid::from_grid(&grid);
+        let mut m = Measurer::new();
+        let mut out = grid.clone();
+        m.apply_post(&mut out, PostStep::Bridge, Connectivity::Four, &mut Rand(Mix(seed)));
+        let ob = ByteGrid::from_grid(&out);
+        let (labels, sizes) = oracle::components(&b, Connectivity::Eight);
+        // Kept regions (>= 4 cells) keep every cell; cells of dropped regions not on a corridor
+        // become WALL (they may be re-dug by a corridor passing through).
+        for (i, &l) in labels.iter().enumerate() {
+            if l != u32::MAX && sizes[l as usize] >= 4 {
+                prop_assert_eq!(ob.cells[i], 0, "kept cell {} lost", i);
+            }
+        }
+        let (_, after) = oracle::components(&ob, Connectivity::Eight);
+        let kept = sizes.iter().filter(|&&s| s >= 4).count();
+        prop_assert_eq!(after.len(), kept.min(1), "\n{}\n{}", grid, out);
+        // Without kept regions nothing is dug: all WALL.
+        if kept == 0 {
+            prop_assert_eq!(out.count_walls(), (rows * cols) as u64);
+        }
+    }
+}
+
+#[test]
+fn bridge_hand_case() {
+    // Two 2x2 rooms and a 1-cell pocket: the pocket is erased, the rooms get joined.
+    let t = "..#####\n..###..\n#####..\n.######\n";
+    let mut grid = g(t);
+    let mut m = Measurer::new();
+    m.apply_post(
+        &mut grid,
+        PostStep::Bridge,
+        Connectivity::Four,
+        &mut Rand(Mix(1)),
+    );
+    assert!(grid.get(3, 0), "pocket erased");
+    let c = m.components(&grid, Connectivity::Eight);
+    assert_eq!(c.count(), 1);
+    for (y, x) in [(0, 0), (1, 1), (1, 5), (2, 6)] {
+        assert!(!grid.get(y, x));
+    }
+    // The RNG is only touched by bridge; same seed, same result.
+    let mut again = g(t);
+    m.apply_post(
+        &mut again,
+        PostStep::Bridge,
+        Connectivity::Four,
+        &mut Rand(Mix(1)),
+    );
+    assert_eq!(again, grid);
+    let _ = Rand(Mix(0)).next_u64();
+}
