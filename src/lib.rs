@@ -5,5 +5,6 @@
 //! `main.rs` only parses flags and prints.
 
 pub mod grid;
+pub mod kernel;
 pub mod oracle;
 pub mod rule;
