@@ -8,11 +8,12 @@
 //!
 //! Kernels know nothing of recipes, seeds or output; they only step grids.
 
+pub mod inplace;
 pub mod lanes;
 pub mod sync;
+pub mod tworadius;
 
 use crate::grid::Grid;
-use crate::oracle::ByteGrid;
 use crate::rule::{Border, Outside, Pass, Rule, Update};
 use lanes::SumTable;
 use sync::{Batch4, ConstRule, DynRule};
@@ -105,10 +106,18 @@ pub fn batchable(pass: &Pass) -> bool {
     pass.update == Update::Sync && matches!(pass.rule, Rule::Moore { .. })
 }
 
+/// The Moore rule equal to RogueBasin's `R1 >= t` alone (R1 = count8 + centre):
+/// birth at count8 >= t, survival at count8 >= t - 1.
+fn r1_as_moore(t: u8) -> (u16, u16) {
+    let from = |k: i32| (k.clamp(0, 9)..=8).fold(0u16, |m, c| m | (1 << c));
+    (from(t as i32), from(t as i32 - 1))
+}
+
 /// Owns the scratch buffers for stepping grids of one shape; reuse it across seeds.
 #[derive(Debug, Default)]
 pub struct Stepper {
     tmp: Option<Grid>,
+    inplace: inplace::InplaceScratch,
 }
 
 impl Stepper {
@@ -134,14 +143,19 @@ impl Stepper {
                 let tmp = self.tmp_for(g);
                 step_sync(g, tmp, birth, survive, pass.outside);
             }
-            _ => {
-                // Modes without a fast kernel yet run on the oracle.
-                let mut b = ByteGrid::from_grid(g);
-                b.step(&Pass {
-                    border: Border::None,
-                    ..*pass
-                });
-                *g = b.to_grid();
+            // `R1 >= t` alone is a Moore rule: use the (faster) sync kernel.
+            (Rule::TwoRadius { r1_min, r2_max: None }, Update::Sync) => {
+                let (birth, survive) = r1_as_moore(r1_min);
+                let tmp = self.tmp_for(g);
+                step_sync(g, tmp, birth, survive, pass.outside);
+            }
+            (Rule::TwoRadius { r1_min, r2_max }, Update::Sync) => {
+                let tmp = self.tmp_for(g);
+                tworadius::step_two_radius(g, tmp, r1_min, r2_max, pass.outside);
+                std::mem::swap(g, self.tmp.as_mut().unwrap());
+            }
+            (rule, order) => {
+                inplace::step_inplace(g, &mut self.inplace, rule, pass.outside, order);
             }
         }
         if pass.border == Border::Solid {

@@ -1,0 +1,616 @@
+//! In-place (Gauss-Seidel) step kernels: each cell is written immediately and later cells in the
+//! scan read the new value. This is NetHack's pass 1 (column-major) and its row-major sibling.
+//!
+//! Design (row-major, on the bit-packed rows):
+//!
+//! * When row `y` is processed, row `y-1` already holds new values and row `y+1` old ones, so the
+//!   7 neighbours of a cell other than its left one are known for a whole 64-cell word at once.
+//!   They are counted word-parallel into 3 bit planes with a carry-save adder tree.
+//! * The only sequential dependency left is the new value `L` of the left neighbour. The rule is
+//!   evaluated twice (`L = 0` and `L = 1`), giving per cell an affine map `new = p ^ (t & L)`
+//!   (`p` = result for `L = 0`, `t` = whether `L` matters): one of const0, const1, id, not.
+//! * The chain `new[j] = p[j] ^ (t[j] & new[j-1])` is solved without a 64-step loop: between two
+//!   "reset" cells (`t = 0`) the value is a prefix XOR of `p` (one carry-less multiply), and the
+//!   value at a reset is broadcast forward to the next reset with one integer addition (the carry
+//!   chain of an adder is exactly a segmented forward fill). The last bit carries into the next
+//!   word. This replaces a 6-level Kogge-Stone composition (~30 ops) with ~11 ops.
+//!
+//! Column-major = transpose, row-major, transpose back: the Moore neighbourhood and the outside
+//! modes are symmetric under transposition, and a column-major scan of the grid is a row-major scan
+//! of its transpose.
+//!
+//! Scalar paths (documented, tested against the oracle like everything else):
+//! * `Rule::TwoRadius` in place: rare, and its 5x5 window would need two in-flight rows of chain
+//!   state; it reads the bit grid as it is now, exactly like the oracle.
+//! * Wrap (torus) with `rows == 1` or `cols <= 2`: cells there are their own neighbours (or the
+//!   same neighbour twice, once old and once new), which the word kernel's "above is new, below is
+//!   old" model does not describe.
+//!
+//! Ops per 64-cell word (row-major, NetHack's `B678/S45678` specialised): 15 shifts/ors to form
+//! the 7 neighbour words, 20 for the 7->3 carry-save count, ~12 for the rule pair (p, t) after
+//! constant folding (~75 for a rule only known at run time), 11 for the chain (1 `pclmulqdq`),
+//! plus ~6 loads/stores: about 65 ops, i.e. ~1 op per cell.
+
+use crate::grid::Grid;
+use crate::rule::{Outside, Rule, Update};
+
+/// Reusable buffers for [`step_inplace`]: the transposed grid for column-major scans. It is
+/// (re)allocated only when the grid shape changes, never per call for a fixed shape.
+#[derive(Debug, Default, Clone)]
+pub struct InplaceScratch {
+    transposed: Option<Grid>,
+}
+
+impl InplaceScratch {
+    pub fn new() -> InplaceScratch {
+        InplaceScratch::default()
+    }
+
+    /// The transposed-shape grid (`cols x rows`), allocated on first use or shape change.
+    fn transposed_for(&mut self, rows: usize, cols: usize) -> &mut Grid {
+        let fits = self
+            .transposed
+            .as_ref()
+            .is_some_and(|t| t.rows() == cols && t.cols() == rows);
+        if !fits {
+            // The transposed shape of a valid grid is valid: same side limits and cell count.
+            self.transposed = Some(Grid::new(cols, rows).expect("transposed shape is valid"));
+        }
+        self.transposed.as_mut().expect("just set")
+    }
+}
+
+/// One in-place step of `rule` over `grid` in scan order `order`.
+///
+/// `order` must be `InPlaceRowMajor` or `InPlaceColMajor`; `Update::Sync` is not an in-place
+/// scan and is rejected by an assertion (the sync kernel lives elsewhere). The border
+/// (`Border::Solid`) is the caller's business. Result is bit-identical to
+/// `ByteGrid::step` in the oracle.
+pub fn step_inplace(
+    grid: &mut Grid,
+    scratch: &mut InplaceScratch,
+    rule: Rule,
+    outside: Outside,
+    order: Update,
+) {
+    assert!(
+        order != Update::Sync,
+        "step_inplace needs an in-place scan order, got sync"
+    );
+    let (birth, survive) = match rule {
+        Rule::Moore { birth, survive } => (birth, survive),
+        Rule::TwoRadius { .. } => {
+            scalar_inplace(grid, rule, outside, order);
+            return;
+        }
+    };
+    match order {
+        Update::InPlaceRowMajor => row_major(grid, birth, survive, outside),
+        Update::InPlaceColMajor => {
+            let (rows, cols) = (grid.rows(), grid.cols());
+            if outside == Outside::Wrap && (rows <= 2 || cols == 1) {
+                // Degenerate torus in the transposed frame (see module docs).
+                scalar_inplace(grid, rule, outside, order);
+                return;
+            }
+            let t = scratch.transposed_for(rows, cols);
+            transpose(grid, t);
+            row_major(t, birth, survive, outside);
+            transpose(t, grid);
+        }
+        Update::Sync => unreachable!(),
+    }
+}
+
+const B678: u16 = 0b1_1100_0000;
+const B5678: u16 = 0b1_1110_0000;
+const S45678: u16 = 0b1_1111_0000;
+
+/// Row-major in-place scan; dispatches a few hot rules to copies of the kernel with the rule
+/// constant-folded (the generic rule evaluator is ~75 ops per word, the folded ones ~10).
+fn row_major(g: &mut Grid, birth: u16, survive: u16, outside: Outside) {
+    if outside == Outside::Wrap && (g.rows() == 1 || g.cols() <= 2) {
+        scalar_inplace(
+            g,
+            Rule::Moore { birth, survive },
+            outside,
+            Update::InPlaceRowMajor,
+        );
+        return;
+    }
+    match (birth, survive) {
+        (B678, S45678) => rows_kernel(g, B678, S45678, outside),
+        (B5678, S45678) => rows_kernel(g, B5678, S45678, outside),
+        (B5678, B5678) => rows_kernel(g, B5678, B5678, outside),
+        _ => rows_kernel_generic(g, birth, survive, outside),
+    }
+}
+
+#[inline(never)]
+fn rows_kernel_generic(g: &mut Grid, birth: u16, survive: u16, outside: Outside) {
+    rows_kernel(g, birth, survive, outside)
+}
+
+/// Full adder on bit planes: (sum, carry).
+#[inline(always)]
+fn fa(a: u64, b: u64, c: u64) -> (u64, u64) {
+    let t = a ^ b;
+    (t ^ c, (a & b) | (t & c))
+}
+
+/// `f(n)` for every bit position, where `n = s0 + 2 s1 + 4 s2` and bit `k` of `table` is `f(k)`.
+/// A mux tree over constant leaves; folds to a few ops when `table` is a compile-time constant.
+#[inline(always)]
+fn table8(table: u16, s0: u64, s1: u64, s2: u64) -> u64 {
+    let m = |k: u32| 0u64.wrapping_sub(((table >> k) & 1) as u64);
+    let l0 = m(0) ^ ((m(0) ^ m(1)) & s0);
+    let l1 = m(2) ^ ((m(2) ^ m(3)) & s0);
+    let l2 = m(4) ^ ((m(4) ^ m(5)) & s0);
+    let l3 = m(6) ^ ((m(6) ^ m(7)) & s0);
+    let u0 = l0 ^ ((l0 ^ l1) & s1);
+    let u1 = l2 ^ ((l2 ^ l3) & s1);
+    u0 ^ ((u0 ^ u1) & s2)
+}
+
+/// Prefix XOR: bit `j` of the result is the XOR of bits `0..=j` of `x`.
+#[inline(always)]
+fn prefix_xor(x: u64) -> u64 {
+    #[cfg(all(target_arch = "x86_64", target_feature = "pclmulqdq"))]
+    {
+        use core::arch::x86_64::{_mm_clmulepi64_si128, _mm_cvtsi64_si128, _mm_cvtsi128_si64};
+        // Carry-less product with all-ones: bit j = XOR of x_i for i <= j.
+        // SAFETY: the cfg above guarantees the CPU the crate is built for has PCLMULQDQ (and
+        // SSE2, implied by x86_64); the intrinsics only touch registers.
+        unsafe {
+            let r = _mm_clmulepi64_si128::<0>(_mm_cvtsi64_si128(x as i64), _mm_cvtsi64_si128(-1));
+            _mm_cvtsi128_si64(r) as u64
+        }
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "pclmulqdq")))]
+    {
+        let mut x = x;
+        x ^= x << 1;
+        x ^= x << 2;
+        x ^= x << 4;
+        x ^= x << 8;
+        x ^= x << 16;
+        x ^= x << 32;
+        x
+    }
+}
+
+/// Solve `new[j] = p[j] ^ (t[j] & new[j-1])` for the 64 bits of a word, `new[-1] = cin` (0/1).
+///
+/// Cells with `t = 0` are resets (their value is `p`); after a reset `r` the value is
+/// `X[j] ^ X[r-1]` with `X` the prefix XOR of `p`. The values `X[r-1]` sit at the reset
+/// positions (`S`) and are filled forward through the non-resets by the carry chain of
+/// `(t | S) + S + cin`: a set `S` bit generates a carry, a non-reset propagates it, a reset with
+/// `S = 0` kills it. 11 ops.
+#[inline(always)]
+fn chain(p: u64, t: u64, cin: u64) -> u64 {
+    let x = prefix_xor(p);
+    let s = (x << 1) & !t;
+    let z = t | s;
+    let sum = z.wrapping_add(s).wrapping_add(cin);
+    let carry = sum ^ z ^ s;
+    x ^ ((carry & t) | s)
+}
+
+/// The row-major in-place kernel proper. `inline(always)` so that dispatch arms with constant
+/// `birth`/`survive` get the rule folded into the word loop.
+#[inline(always)]
+fn rows_kernel(g: &mut Grid, birth: u16, survive: u16, outside: Outside) {
+    let (rows, cols, wpr, stride) = (g.rows(), g.cols(), g.words_per_row(), g.stride());
+    let mask = g.last_word_mask();
+    let wrap = outside == Outside::Wrap;
+    debug_assert!(!wrap || (rows >= 2 && cols >= 3));
+    g.prepare_edges(outside);
+    let off = |y: isize| ((y + 1) as usize) * stride + 1;
+    let raw = g.raw_mut();
+    let bit = |raw: &[u64], o: usize, x: usize| (raw[o + x / 64] >> (x % 64)) & 1;
+    for y in 0..rows as isize {
+        let (ao, co, bo) = (off(y - 1), off(y), off(y + 1));
+        // Left neighbour of x = 0: the prepared guard (outside value, or old (y, cols-1)).
+        let mut cin = raw[co - 1] >> 63;
+        let old_last = bit(raw, co, cols - 1);
+        // Rows are contiguous: take the three rows (with guards) as slices to drop bounds checks.
+        for i in 0..wpr {
+            let (al, a, ar) = (raw[ao + i - 1], raw[ao + i], raw[ao + i + 1]);
+            let (bl, b, br) = (raw[bo + i - 1], raw[bo + i], raw[bo + i + 1]);
+            let (c, cr) = (raw[co + i], raw[co + i + 1]);
+            let a_l = (a << 1) | (al >> 63);
+            let a_r = (a >> 1) | (ar << 63);
+            let b_l = (b << 1) | (bl >> 63);
+            let b_r = (b >> 1) | (br << 63);
+            let c_r = (c >> 1) | (cr << 63);
+            let (sa, ca) = fa(a_l, a, a_r);
+            let (sb, cb) = fa(b_l, b, b_r);
+            let (n0, c1) = fa(sa, sb, c_r);
+            let (n1, n2) = fa(ca, cb, c1);
+            // Rule with L = 0 (count n) and L = 1 (count n + 1).
+            let p0b = table8(birth, n0, n1, n2);
+            let p0s = table8(survive, n0, n1, n2);
+            let p1b = table8(birth >> 1, n0, n1, n2);
+            let p1s = table8(survive >> 1, n0, n1, n2);
+            let p = p0b ^ ((p0b ^ p0s) & c);
+            let q = p1b ^ ((p1b ^ p1s) & c);
+            let new = chain(p, p ^ q, cin);
+            cin = new >> 63;
+            raw[co + i] = if i + 1 == wpr {
+                // Keep the prepared padding bits (outside values) of the last word.
+                (new & mask) | (c & !mask)
+            } else {
+                new
+            };
+        }
+        if wrap {
+            // The last cell's right neighbour is the *new* (y, 0): redo it with that value.
+            let (xl, xc) = (cols - 2, cols - 1);
+            let n = bit(raw, ao, xl)
+                + bit(raw, ao, xc)
+                + bit(raw, ao, cols)
+                + bit(raw, co, xl)
+                + bit(raw, co, 0)
+                + bit(raw, bo, xl)
+                + bit(raw, bo, xc)
+                + bit(raw, bo, cols);
+            let set = if old_last == 1 { survive } else { birth };
+            let v = ((set >> n) & 1) as u64;
+            let wi = co + xc / 64;
+            raw[wi] = (raw[wi] & !(1u64 << (xc % 64))) | (v << (xc % 64));
+            // Refresh this row's wrap guards with its new values: row y+1 reads them.
+            raw[co - 1] = bit(raw, co, xc) << 63;
+            let pi = co + cols / 64;
+            let first = raw[co] & 1;
+            raw[pi] = (raw[pi] & !(1u64 << (cols % 64))) | (first << (cols % 64));
+            if y == 0 {
+                // The bottom guard row stands for row 0, which is now new.
+                let start = co - 1;
+                raw.copy_within(start..start + stride, off(rows as isize) - 1);
+            }
+        }
+    }
+    g.clear_edges();
+}
+
+/// Transpose a 64x64 bit block in place: bit `x` of word `y` moves to bit `y` of word `x`.
+/// Six rounds of block swaps (Hacker's Delight 7-3), 32 independent pairs per round.
+#[inline(always)]
+fn transpose64(a: &mut [u64; 64]) {
+    let mut j = 32;
+    let mut m: u64 = 0x0000_0000_FFFF_FFFF;
+    while j != 0 {
+        let mut k = 0;
+        while k < 64 {
+            for i in k..k + j {
+                let t = ((a[i] >> j) ^ a[i + j]) & m;
+                a[i] ^= t << j;
+                a[i + j] ^= t;
+            }
+            k += 2 * j;
+        }
+        j >>= 1;
+        m ^= m << j;
+    }
+}
+
+/// `out = src` transposed (`out` is `cols x rows`), in 64x64 blocks. Grids must satisfy the
+/// padding invariant (bits beyond `cols` zero); `out`'s guards are untouched and stay zero.
+pub fn transpose(src: &Grid, out: &mut Grid) {
+    let (rows, cols) = (src.rows(), src.cols());
+    assert_eq!((out.rows(), out.cols()), (cols, rows));
+    let mut blk = [0u64; 64];
+    let (swpr, owpr) = (src.words_per_row(), out.words_per_row());
+    for by in 0..owpr {
+        let y0 = by * 64;
+        let ny = (rows - y0).min(64);
+        for bx in 0..swpr {
+            let x0 = bx * 64;
+            let nx = (cols - x0).min(64);
+            for (r, w) in blk.iter_mut().enumerate() {
+                *w = if r < ny { src.row(y0 + r)[bx] } else { 0 };
+            }
+            transpose64(&mut blk);
+            for (j, &w) in blk.iter().enumerate().take(nx) {
+                out.row_mut(x0 + j)[by] = w;
+            }
+        }
+    }
+}
+
+/// The cell at `(y, x)`, possibly outside the grid, read per `outside` (the oracle's `read`).
+fn read(g: &Grid, y: isize, x: isize, outside: Outside) -> u32 {
+    let (r, c) = (g.rows() as isize, g.cols() as isize);
+    if (0..r).contains(&y) && (0..c).contains(&x) {
+        return g.get(y as usize, x as usize) as u32;
+    }
+    match outside {
+        Outside::Floor => 0,
+        Outside::Wall => 1,
+        Outside::Wrap => g.get(y.rem_euclid(r) as usize, x.rem_euclid(c) as usize) as u32,
+    }
+}
+
+/// Next state of `(y, x)` reading the bit grid as it is now (the oracle's `next_cell`).
+fn next_cell(g: &Grid, rule: Rule, y: usize, x: usize, outside: Outside) -> bool {
+    let (yi, xi) = (y as isize, x as isize);
+    let mut n = 0;
+    let mut r2 = 0;
+    for dy in -2isize..=2 {
+        for dx in -2isize..=2 {
+            if dy.abs() == 2 && dx.abs() == 2 {
+                continue;
+            }
+            let v = read(g, yi + dy, xi + dx, outside);
+            r2 += v;
+            if dy.abs() <= 1 && dx.abs() <= 1 && (dy, dx) != (0, 0) {
+                n += v;
+            }
+        }
+    }
+    let wall = g.get(y, x);
+    match rule {
+        Rule::Moore { birth, survive } => Rule::next_moore(birth, survive, wall, n),
+        Rule::TwoRadius { r1_min, r2_max } => {
+            n + wall as u32 >= r1_min as u32 || r2_max.is_some_and(|m| r2 <= m as u32)
+        }
+    }
+}
+
+/// Cell-at-a-time in-place scan on the bit grid: the path for two-radius rules in place and for
+/// degenerate tori (see module docs). Slow (~100 ns per cell) but only used off the hot path.
+fn scalar_inplace(g: &mut Grid, rule: Rule, outside: Outside, order: Update) {
+    let (rows, cols) = (g.rows(), g.cols());
+    let mut visit = |y: usize, x: usize| {
+        let v = next_cell(g, rule, y, x, outside);
+        g.set(y, x, v);
+    };
+    if order == Update::InPlaceColMajor {
+        for x in 0..cols {
+            for y in 0..rows {
+                visit(y, x);
+            }
+        }
+    } else {
+        for y in 0..rows {
+            for x in 0..cols {
+                visit(y, x);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::oracle::ByteGrid;
+    use crate::rule::{Border, Pass};
+    use proptest::prelude::*;
+
+    fn oracle_step(g: &Grid, rule: Rule, outside: Outside, order: Update) -> Grid {
+        let mut b = ByteGrid::from_grid(g);
+        b.step(&Pass {
+            rule,
+            outside,
+            update: order,
+            border: Border::None,
+            repeat: 1,
+        });
+        b.to_grid()
+    }
+
+    fn fast_step(g: &Grid, rule: Rule, outside: Outside, order: Update) -> Grid {
+        let mut out = g.clone();
+        step_inplace(&mut out, &mut InplaceScratch::new(), rule, outside, order);
+        out
+    }
+
+    fn grid_from(rows: usize, cols: usize, bits: &[bool]) -> Grid {
+        let mut g = Grid::new(rows, cols).unwrap();
+        for y in 0..rows {
+            for x in 0..cols {
+                g.set(y, x, bits[(y * cols + x) % bits.len()]);
+            }
+        }
+        g
+    }
+
+    #[test]
+    fn chain_matches_sequential_loop() {
+        let mut s = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        for _ in 0..2000 {
+            let (p, mut t, cin) = (next(), next(), next() & 1);
+            if next() & 1 == 0 {
+                t |= next(); // long id/not runs
+            }
+            let mut prev = cin;
+            let mut want = 0;
+            for j in 0..64 {
+                let v = ((p >> j) & 1) ^ ((t >> j) & 1 & prev);
+                want |= v << j;
+                prev = v;
+            }
+            assert_eq!(chain(p, t, cin), want, "p {p:x} t {t:x} cin {cin}");
+        }
+        assert_eq!(chain(0, !0, 1), !0);
+        assert_eq!(chain(!0, !0, 0), 0x5555_5555_5555_5555);
+    }
+
+    #[test]
+    fn transpose_matches_grid_transpose() {
+        for (rows, cols) in [(1, 1), (19, 77), (77, 19), (3, 130), (130, 65), (64, 64)] {
+            let bits: Vec<bool> = (0..97).map(|i| (i * 7 + i / 3) % 5 < 2).collect();
+            let g = grid_from(rows, cols, &bits);
+            let mut want = Grid::new(cols, rows).unwrap();
+            g.transpose_into(&mut want);
+            let mut got = Grid::new(cols, rows).unwrap();
+            transpose(&g, &mut got);
+            assert_eq!(got, want);
+            assert_eq!(got.raw(), want.raw(), "guards/padding must stay zero");
+        }
+    }
+
+    /// Hand-worked: B1/S01 (a cell becomes/stays WALL with one wall neighbour, a wall also stays
+    /// with none) from a single wall at (0,0) of a 3x4 grid, outside floor. Row-major: (0,1)
+    /// sees the new (0,0) and is born, then (0,2) sees the new (0,1) ...; (1,0) sees (0,0) and
+    /// (0,1): two walls, stays floor; every later row-1 cell has 2+ wall neighbours or 0, row 2
+    /// sees only floor. Column-major runs the same way down column 0 instead.
+    #[test]
+    fn hand_worked_orders_differ_floor() {
+        let rule: Rule = "B1/S01".parse().unwrap();
+        let g = Grid::from_text("#...\n....\n....\n").unwrap();
+        let r = fast_step(&g, rule, Outside::Floor, Update::InPlaceRowMajor);
+        assert_eq!(r.to_text(), "####\n....\n....\n");
+        let c = fast_step(&g, rule, Outside::Floor, Update::InPlaceColMajor);
+        assert_eq!(c.to_text(), "#...\n#...\n#...\n");
+    }
+
+    /// Hand-worked with outside WALL and NetHack's pass-1 rule B678/S45678 on
+    ///   . # .
+    ///   . . .
+    ///   . . .
+    /// Row-major: (0,0) sees 5 outside walls + (0,1) = 6 -> born. (0,1) (wall) sees 3 outside +
+    /// the *new* (0,0) = 4 -> survives (S4). (0,2): 5 + (0,1) = 6 -> born. (1,0): 3 outside +
+    /// (0,0), (0,1) = 5 -> stays floor; (1,1): 3; (1,2): 5; (2,0): 5; (2,1): 3; (2,2): 5 -> all
+    /// floor. Column-major reaches the same cells with the same counts ((0,1) sees new (0,0) and
+    /// new floor (1,0): 4). A sync step would kill (0,1) (3 neighbours): the in-place read matters.
+    /// With outside FLOOR every count drops below 4 and everything dies.
+    #[test]
+    fn hand_worked_nethack_wall() {
+        let rule = Rule::moore(&[6, 7, 8], &[4, 5, 6, 7, 8]);
+        let g = Grid::from_text(".#.\n...\n...\n").unwrap();
+        for order in [Update::InPlaceRowMajor, Update::InPlaceColMajor] {
+            let r = fast_step(&g, rule, Outside::Wall, order);
+            assert_eq!(r.to_text(), "###\n...\n...\n", "{order}");
+            let f = fast_step(&g, rule, Outside::Floor, order);
+            assert_eq!(f.to_text(), "...\n...\n...\n", "{order}");
+        }
+    }
+
+    /// Hand-worked on a 3x3 torus with B1/S (born with exactly one wall neighbour, walls die).
+    /// On a 3x3 torus the 8 neighbours of a cell are exactly the 8 other cells, so a cell's count
+    /// is the number of walls elsewhere *at the time it is visited*. Start: one wall at (1,1).
+    /// Row-major: (0,0) sees 1 -> born; (0,1), (0,2), (1,0) see 2 -> floor; (1,1) dies; (1,2)
+    /// sees only (0,0) -> born; row 2 sees (0,0), (1,2) -> floor. Column-major: (0,0) born;
+    /// (1,0), (2,0), (0,1) see 2; (1,1) dies; (2,1) sees only (0,0) -> born; column 2 sees 2.
+    #[test]
+    fn hand_worked_wrap() {
+        let rule: Rule = "B1/S".parse().unwrap();
+        let g = Grid::from_text("...\n.#.\n...\n").unwrap();
+        let r = fast_step(&g, rule, Outside::Wrap, Update::InPlaceRowMajor);
+        assert_eq!(r.to_text(), "#..\n..#\n...\n");
+        let c = fast_step(&g, rule, Outside::Wrap, Update::InPlaceColMajor);
+        assert_eq!(c.to_text(), "#..\n...\n.#.\n");
+    }
+
+    #[test]
+    fn two_radius_inplace_uses_scalar_path() {
+        let rule = Rule::TwoRadius {
+            r1_min: 5,
+            r2_max: Some(2),
+        };
+        let bits: Vec<bool> = (0..61).map(|i| (i * 5) % 7 < 3).collect();
+        let g = grid_from(9, 13, &bits);
+        for outside in [Outside::Floor, Outside::Wall, Outside::Wrap] {
+            for order in [Update::InPlaceRowMajor, Update::InPlaceColMajor] {
+                assert_eq!(
+                    fast_step(&g, rule, outside, order),
+                    oracle_step(&g, rule, outside, order)
+                );
+            }
+        }
+    }
+
+    fn arb_outside() -> impl Strategy<Value = Outside> {
+        prop_oneof![
+            Just(Outside::Floor),
+            Just(Outside::Wall),
+            Just(Outside::Wrap)
+        ]
+    }
+    fn arb_order() -> impl Strategy<Value = Update> {
+        prop_oneof![Just(Update::InPlaceRowMajor), Just(Update::InPlaceColMajor)]
+    }
+    fn arb_rule() -> impl Strategy<Value = Rule> {
+        prop_oneof![
+            (0u16..512, 0u16..512).prop_map(|(birth, survive)| Rule::Moore { birth, survive }),
+            Just(Rule::moore(&[6, 7, 8], &[4, 5, 6, 7, 8])),
+            Just(Rule::classic_4_5()),
+            Just(Rule::chapter_strict()),
+        ]
+    }
+
+    fn check(
+        rows: usize,
+        cols: usize,
+        seed_bits: Vec<bool>,
+        rule: Rule,
+        outside: Outside,
+        order: Update,
+        steps: usize,
+    ) -> Result<(), TestCaseError> {
+        let g = grid_from(rows, cols, &seed_bits);
+        let mut fast = g.clone();
+        let mut slow = ByteGrid::from_grid(&g);
+        let mut scratch = InplaceScratch::new();
+        let pass = Pass {
+            rule,
+            outside,
+            update: order,
+            border: Border::None,
+            repeat: 1,
+        };
+        for s in 0..steps {
+            step_inplace(&mut fast, &mut scratch, rule, outside, order);
+            slow.step(&pass);
+            let want = slow.to_grid();
+            prop_assert_eq!(
+                fast.raw(),
+                want.raw(),
+                "step {} {}x{} {} {} {}\nwant\n{}got\n{}",
+                s,
+                rows,
+                cols,
+                rule,
+                outside,
+                order,
+                want,
+                fast
+            );
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        #[test]
+        fn small_shapes_match_oracle(
+            rows in prop_oneof![Just(1usize), Just(2), Just(3), 1usize..8],
+            cols in prop_oneof![Just(1usize), Just(2), Just(3), Just(63), Just(64), Just(65), 1usize..10],
+            bits in prop::collection::vec(any::<bool>(), 1..700),
+            rule in arb_rule(), outside in arb_outside(), order in arb_order(),
+        ) {
+            check(rows, cols, bits, rule, outside, order, 3)?;
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(40))]
+        #[test]
+        fn big_shapes_match_oracle(
+            rows in prop_oneof![Just(1usize), Just(2), Just(3), Just(19), Just(90)],
+            cols in prop_oneof![Just(1usize), Just(2), Just(63), Just(64), Just(65), Just(77),
+                Just(127), Just(128), Just(140), Just(200)],
+            bits in prop::collection::vec(any::<bool>(), 1000..3000),
+            rule in arb_rule(), outside in arb_outside(), order in arb_order(),
+        ) {
+            check(rows, cols, bits, rule, outside, order, 3)?;
+        }
+    }
+}
