@@ -4,6 +4,8 @@
 //! collected into statistics and written out. The modules follow that flow; the CLI in
 //! `main.rs` only parses flags and prints.
 
+pub mod fill;
 pub mod grid;
 pub mod oracle;
+pub mod rng;
 pub mod rule;
