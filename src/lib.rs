@@ -4,8 +4,10 @@
 //! collected into statistics and written out. The modules follow that flow; the CLI in
 //! `main.rs` only parses flags and prints.
 
+pub mod fill;
 pub mod grid;
 pub mod kernel;
 pub mod measure;
 pub mod oracle;
+pub mod rng;
 pub mod rule;
