@@ -1,1 +1,31 @@
-fn main() {}
+//! The `cavesweep` command line: parses flags, calls the library, prints. No cave logic lives
+//! here. Every error ends the process with one line on stderr and a non-zero exit code.
+
+mod cli;
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    // A bug must still end in one line, not a backtrace.
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!("cavesweep: internal error (a bug, please report): {msg}{at}");
+    }));
+    match cli::main() {
+        Ok(code) => code,
+        Err(e) => {
+            let text = format!("{e:#}");
+            eprintln!("cavesweep: error: {}", text.replace('\n', " "));
+            ExitCode::from(1)
+        }
+    }
+}

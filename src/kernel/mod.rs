@@ -144,7 +144,13 @@ impl Stepper {
                 step_sync(g, tmp, birth, survive, pass.outside);
             }
             // `R1 >= t` alone is a Moore rule: use the (faster) sync kernel.
-            (Rule::TwoRadius { r1_min, r2_max: None }, Update::Sync) => {
+            (
+                Rule::TwoRadius {
+                    r1_min,
+                    r2_max: None,
+                },
+                Update::Sync,
+            ) => {
                 let (birth, survive) = r1_as_moore(r1_min);
                 let tmp = self.tmp_for(g);
                 step_sync(g, tmp, birth, survive, pass.outside);

@@ -6,6 +6,7 @@ use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::*;
+use crate::oracle::ByteGrid;
 
 const WIDTHS: [usize; 9] = [1, 2, 63, 64, 65, 127, 128, 140, 200];
 const HEIGHTS: [usize; 4] = [1, 2, 3, 90];

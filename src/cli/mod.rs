@@ -1,0 +1,97 @@
+//! Flag definitions (clap) and dispatch to one module per subcommand.
+
+mod presets;
+mod reproduce;
+mod run;
+mod sweep;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use cavesweep::recipe::Recipe;
+use cavesweep::rng::RngKind;
+use clap::{Args, Parser, Subcommand};
+
+/// Cellular-automaton caves: generate, measure and sweep millions of seeds.
+#[derive(Parser)]
+#[command(name = "cavesweep", version, about, max_term_width = 100)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Generate one cave, print its wall-fraction trajectory and metrics.
+    Run(run::RunArgs),
+    /// Rerun the book chapter's experiment with numpy's RNG, bit for bit.
+    Reproduce(reproduce::ReproduceArgs),
+    /// List the presets, or print one as an editable recipe file.
+    Presets(presets::PresetsArgs),
+    /// Sweep seeds (x a parameter grid) into statistics: CSV files in --out, resumable.
+    Sweep(sweep::SweepArgs),
+    /// Combine the output folders of `sweep --shard K/N` runs into one.
+    Merge(sweep::MergeArgs),
+}
+
+/// Flags that choose a recipe: shared by `run`, `sweep` and `bench`.
+#[derive(Args, Clone, Debug)]
+pub struct RecipeArgs {
+    /// Preset to start from (see `cavesweep presets`).
+    #[arg(long, default_value = "chapter-strict")]
+    pub preset: String,
+    /// Recipe file (TOML) to use instead of the preset.
+    #[arg(long, value_name = "FILE")]
+    pub recipe: Option<PathBuf>,
+    /// Override a recipe key, e.g. `--set fill=0.5 --set steps=6` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
+    /// Random number generator: xoshiro (fast, default) or numpy (bit-exact replay).
+    #[arg(long, value_name = "xoshiro|numpy")]
+    pub rng: Option<RngKind>,
+}
+
+impl RecipeArgs {
+    /// The recipe these flags describe, validated.
+    pub fn recipe(&self) -> Result<Recipe> {
+        let mut recipe = match &self.recipe {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("cannot read recipe {}", path.display()))?;
+                Recipe::from_toml(&text).with_context(|| format!("recipe {}", path.display()))?
+            }
+            None => cavesweep::presets::preset(&self.preset)?,
+        };
+        for kv in &self.sets {
+            recipe.set_kv(kv).with_context(|| format!("--set {kv}"))?;
+        }
+        if let Some(rng) = self.rng {
+            recipe.rng = rng;
+            recipe.validate()?;
+        }
+        Ok(recipe)
+    }
+}
+
+/// Parse flags and run the subcommand.
+pub fn main() -> Result<ExitCode> {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(a) => run::main(a),
+        Command::Reproduce(a) => reproduce::main(a),
+        Command::Presets(a) => presets::main(a),
+        Command::Sweep(a) => sweep::main(a),
+        Command::Merge(a) => sweep::merge(a),
+    };
+    match result {
+        // A closed pipe (`cavesweep presets | head -1`) is not an error.
+        Err(e)
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            Ok(ExitCode::SUCCESS)
+        }
+        r => r.map(|()| ExitCode::SUCCESS),
+    }
+}

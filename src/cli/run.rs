@@ -1,0 +1,139 @@
+//! `cavesweep run`: one cave, its trajectory, its metrics, optionally its picture.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use cavesweep::generate::Generator;
+use cavesweep::measure::{Metric, MetricSet};
+use cavesweep::render;
+use clap::Args;
+
+use super::RecipeArgs;
+
+#[derive(Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    recipe: RecipeArgs,
+    /// Seed of the cave.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Metrics to compute (comma list, or `all`).
+    #[arg(long, default_value = "all")]
+    metrics: MetricSet,
+    /// Print the map (`#` wall, `.` floor, `S` spawn, `E` exit).
+    #[arg(long)]
+    ascii: bool,
+    /// Write a PNG picture of the cave.
+    #[arg(long, value_name = "FILE")]
+    png: Option<PathBuf>,
+    /// Pixels per cell in the PNG.
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u16).range(1..=64))]
+    scale: u16,
+    /// Print one JSON object instead of the text report.
+    #[arg(long)]
+    json: bool,
+}
+
+fn num(v: f64) -> serde_json::Value {
+    if v.is_finite() {
+        serde_json::json!(v)
+    } else {
+        serde_json::Value::Null
+    }
+}
+
+pub fn main(a: RunArgs) -> Result<()> {
+    let recipe = a.recipe.recipe()?;
+    let mut generator = Generator::new(&recipe, a.metrics)?;
+    let cave = generator.run(a.seed)?;
+    let (spawn, exit) = (recipe.spawn_cell(), recipe.exit_cell());
+    if let Some(path) = &a.png {
+        render::write_png(path, cave.grid, a.scale as usize, Some(spawn), exit).context("--png")?;
+    }
+    let mut out = std::io::stdout().lock();
+    if a.json {
+        let mut obj = serde_json::Map::new();
+        obj.insert("recipe".into(), recipe.name.clone().into());
+        obj.insert("seed".into(), a.seed.into());
+        obj.insert("rng".into(), recipe.rng.to_string().into());
+        obj.insert("rows".into(), recipe.rows.into());
+        obj.insert("cols".into(), recipe.cols.into());
+        obj.insert(
+            "wall_trajectory".into(),
+            cave.trajectory.iter().map(|&w| num(w)).collect(),
+        );
+        for m in Metric::ALL {
+            if a.metrics.contains(m) {
+                obj.insert(m.name().into(), num(cave.values[m.index()]));
+            }
+        }
+        if a.ascii {
+            obj.insert(
+                "map".into(),
+                render::ascii(cave.grid, Some(spawn), exit).into(),
+            );
+        }
+        writeln!(out, "{}", serde_json::Value::Object(obj))?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "{} seed {} ({} rng, {}x{})",
+        recipe.name, a.seed, recipe.rng, recipe.rows, recipe.cols
+    )?;
+    writeln!(out, "wall fraction")?;
+    writeln!(out, "  after fill          {:.4}", cave.trajectory[0])?;
+    let mut k = 1;
+    for (i, pass) in recipe.passes.iter().enumerate() {
+        for rep in 0..pass.repeat {
+            writeln!(
+                out,
+                "  pass {} step {:<3}    {:.4}   {} {} {} {}",
+                i + 1,
+                rep + 1,
+                cave.trajectory[k],
+                pass.rule,
+                pass.update,
+                pass.outside,
+                pass.border
+            )?;
+            k += 1;
+        }
+    }
+    for step in &recipe.post {
+        writeln!(
+            out,
+            "  post {:<14} {:.4}",
+            step.to_string(),
+            cave.trajectory[k]
+        )?;
+        k += 1;
+    }
+    writeln!(
+        out,
+        "metrics (spawn {:?}{})",
+        spawn,
+        match exit {
+            Some(e) => format!(", exit {e:?}"),
+            None => String::new(),
+        }
+    )?;
+    for m in Metric::ALL {
+        if a.metrics.contains(m) {
+            let v = cave.values[m.index()];
+            let shown = if v.is_nan() {
+                "-".to_string()
+            } else if v.fract() == 0.0 {
+                format!("{v}")
+            } else {
+                format!("{v:.4}")
+            };
+            writeln!(out, "  {:<20} {shown}", m.name())?;
+        }
+    }
+    if a.ascii {
+        write!(out, "{}", render::ascii(cave.grid, Some(spawn), exit))?;
+    }
+    Ok(())
+}

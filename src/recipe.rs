@@ -1,0 +1,462 @@
+//! Recipes: everything that defines a cave family except the seed. Grid size, fill, RNG, the
+//! smoothing passes, post-steps, spawn/exit and connectivity.
+//!
+//! Recipes are data. They load from TOML ([`Recipe::from_toml`]), every preset prints as TOML
+//! ([`Recipe::to_toml`]) and `--set KEY=VALUE` overrides go through [`Recipe::set`], so a sweep's
+//! `--vary` can vary any key the same way. [`Recipe::validate`] is the one place that decides
+//! whether a recipe can run; every error names the key at fault.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::grid::{GridError, check_shape};
+use crate::measure::{Connectivity, PostStep};
+use crate::rng::RngKind;
+use crate::rule::{Border, Outside, Pass, Rule, Update};
+
+/// Largest accepted repeat count of one pass (a guard against typos like `steps=40000000`).
+pub const MAX_REPEAT: u32 = 100_000;
+
+/// Why a recipe, a recipe file or an override was rejected.
+#[derive(Debug, thiserror::Error)]
+pub enum RecipeError {
+    #[error("recipe file: {0}")]
+    Toml(String),
+    #[error("{key}: {msg}")]
+    Key { key: String, msg: String },
+    #[error("{0}")]
+    Grid(#[from] GridError),
+    #[error(
+        "unknown --set key {0:?}; known keys: rows, cols, fill, steps, rule, outside, border, update, rng, spawn, exit, connectivity, post"
+    )]
+    UnknownKey(String),
+    #[error("--set {0:?}: expected KEY=VALUE")]
+    NotKeyValue(String),
+}
+
+fn key_err(key: &str, msg: impl fmt::Display) -> RecipeError {
+    RecipeError::Key {
+        key: key.to_string(),
+        msg: msg.to_string(),
+    }
+}
+
+/// How the grid is first filled.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Fill {
+    /// Each cell WALL independently with probability `p`.
+    Bernoulli { p: f64 },
+    /// All WALL except exactly `floor` FLOOR cells, uniformly placed (NetHack).
+    ExactFloor { floor: usize },
+}
+
+/// A cell position, or the grid's centre `(rows / 2, cols / 2)` whatever the shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Point {
+    Center,
+    At(usize, usize),
+}
+
+impl Point {
+    /// The position on a `rows x cols` grid.
+    pub fn resolve(self, rows: usize, cols: usize) -> (usize, usize) {
+        match self {
+            Point::Center => (rows / 2, cols / 2),
+            Point::At(y, x) => (y, x),
+        }
+    }
+
+    fn parse(key: &str, s: &str) -> Result<Point, RecipeError> {
+        let s = s.trim();
+        if s == "center" || s == "centre" {
+            return Ok(Point::Center);
+        }
+        let (y, x) = s
+            .split_once(',')
+            .ok_or_else(|| key_err(key, format!("{s:?} is not `y,x` or `center`")))?;
+        let n = |t: &str| {
+            t.trim()
+                .parse::<usize>()
+                .map_err(|_| key_err(key, format!("{t:?} is not a cell index")))
+        };
+        Ok(Point::At(n(y)?, n(x)?))
+    }
+}
+
+impl fmt::Display for Point {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Point::Center => f.write_str("center"),
+            Point::At(y, x) => write!(f, "{y},{x}"),
+        }
+    }
+}
+
+/// A complete cave recipe. See the module docs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recipe {
+    /// Short name (the preset name, or the user's).
+    pub name: String,
+    /// Where the recipe comes from and how it deviates from its source.
+    pub about: String,
+    pub rows: usize,
+    pub cols: usize,
+    pub fill: Fill,
+    pub rng: RngKind,
+    pub passes: Vec<Pass>,
+    pub post: Vec<PostStep>,
+    pub spawn: Point,
+    pub exit: Option<Point>,
+    pub connectivity: Connectivity,
+}
+
+impl Recipe {
+    /// Check everything that could stop a run, naming the key at fault.
+    pub fn validate(&self) -> Result<(), RecipeError> {
+        check_shape(self.rows, self.cols)?;
+        let cells = self.rows * self.cols;
+        match self.fill {
+            Fill::Bernoulli { p } if !(0.0..=1.0).contains(&p) => {
+                return Err(key_err(
+                    "fill",
+                    format!("probability {p} is outside [0, 1]"),
+                ));
+            }
+            Fill::ExactFloor { floor } if floor > cells => {
+                return Err(key_err(
+                    "fill",
+                    format!(
+                        "{floor} floor cells do not fit in {}x{}",
+                        self.rows, self.cols
+                    ),
+                ));
+            }
+            _ => {}
+        }
+        if self.rng == RngKind::Numpy && !matches!(self.fill, Fill::Bernoulli { .. }) {
+            return Err(key_err(
+                "rng",
+                "numpy replays only the Bernoulli fill (`random(shape) < p`)",
+            ));
+        }
+        for (i, p) in self.passes.iter().enumerate() {
+            if p.repeat > MAX_REPEAT {
+                return Err(key_err(
+                    &format!("pass {}", i + 1),
+                    format!("repeat {} is over the limit {MAX_REPEAT}", p.repeat),
+                ));
+            }
+        }
+        for (key, pt) in [("spawn", Some(self.spawn)), ("exit", self.exit)] {
+            if let Some(pt) = pt {
+                let (y, x) = pt.resolve(self.rows, self.cols);
+                if y >= self.rows || x >= self.cols {
+                    return Err(key_err(
+                        key,
+                        format!("({y},{x}) is outside the {}x{} grid", self.rows, self.cols),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Spawn cell on this recipe's grid.
+    pub fn spawn_cell(&self) -> (usize, usize) {
+        self.spawn.resolve(self.rows, self.cols)
+    }
+
+    /// Exit cell, if the recipe has one.
+    pub fn exit_cell(&self) -> Option<(usize, usize)> {
+        self.exit.map(|p| p.resolve(self.rows, self.cols))
+    }
+
+    /// Number of wall-fraction samples per cave: after the fill, after each pass application,
+    /// after each post-step.
+    pub fn trajectory_len(&self) -> usize {
+        1 + self.passes.iter().map(|p| p.repeat as usize).sum::<usize>() + self.post.len()
+    }
+
+    fn last_pass(&mut self, key: &str) -> Result<&mut Pass, RecipeError> {
+        self.passes
+            .last_mut()
+            .ok_or_else(|| key_err(key, "the recipe has no smoothing pass to change"))
+    }
+
+    /// Apply one `KEY=VALUE` override. `steps` and `rule` change the *last* pass (the
+    /// smoothing pass in every preset); `outside`, `border` and `update` change every pass;
+    /// `rows`/`cols` keep an exact-count fill at the same density. The result is validated.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), RecipeError> {
+        let v = value.trim();
+        let bad = |what: &str| key_err(key, format!("{v:?} is not {what}"));
+        match key {
+            "rows" | "cols" => {
+                let n: usize = v.parse().map_err(|_| bad("a whole number"))?;
+                let old = self.rows * self.cols;
+                if key == "rows" {
+                    self.rows = n;
+                } else {
+                    self.cols = n;
+                }
+                if let Fill::ExactFloor { floor } = &mut self.fill {
+                    let new = self.rows * self.cols;
+                    *floor = ((*floor as f64) * new as f64 / old as f64).round() as usize;
+                }
+            }
+            "fill" => {
+                let p: f64 = v.parse().map_err(|_| bad("a probability"))?;
+                if !(0.0..=1.0).contains(&p) {
+                    return Err(key_err(key, format!("probability {v} is outside [0, 1]")));
+                }
+                self.fill = match self.fill {
+                    Fill::Bernoulli { .. } => Fill::Bernoulli { p },
+                    // An exact-count fill takes `fill` as its wall fraction.
+                    Fill::ExactFloor { .. } => Fill::ExactFloor {
+                        floor: ((1.0 - p) * (self.rows * self.cols) as f64).round() as usize,
+                    },
+                };
+            }
+            "floor" => {
+                let floor: usize = v.parse().map_err(|_| bad("a cell count"))?;
+                self.fill = Fill::ExactFloor { floor };
+            }
+            "steps" => {
+                let n: u32 = v.parse().map_err(|_| bad("a whole number of steps"))?;
+                self.last_pass(key)?.repeat = n;
+            }
+            "rule" => {
+                let r: Rule = v.parse().map_err(|e| key_err(key, e))?;
+                self.last_pass(key)?.rule = r;
+            }
+            "outside" => {
+                let o: Outside = v.parse().map_err(|e| key_err(key, e))?;
+                self.passes.iter_mut().for_each(|p| p.outside = o);
+            }
+            "border" => {
+                let b: Border = v.parse().map_err(|e| key_err(key, e))?;
+                self.passes.iter_mut().for_each(|p| p.border = b);
+            }
+            "update" => {
+                let u: Update = v.parse().map_err(|e| key_err(key, e))?;
+                self.passes.iter_mut().for_each(|p| p.update = u);
+            }
+            "rng" => self.rng = v.parse().map_err(|e| key_err(key, e))?,
+            "spawn" => self.spawn = Point::parse(key, v)?,
+            "exit" => {
+                self.exit = if v == "none" {
+                    None
+                } else {
+                    Some(Point::parse(key, v)?)
+                }
+            }
+            "connectivity" => self.connectivity = v.parse().map_err(|e| key_err(key, e))?,
+            "post" => {
+                self.post = if v.is_empty() || v == "none" {
+                    Vec::new()
+                } else {
+                    v.split('+')
+                        .map(|s| s.trim().parse::<PostStep>().map_err(|e| key_err(key, e)))
+                        .collect::<Result<_, _>>()?
+                }
+            }
+            other => return Err(RecipeError::UnknownKey(other.to_string())),
+        }
+        self.validate()
+    }
+
+    /// Apply a `KEY=VALUE` string (as given to `--set`).
+    pub fn set_kv(&mut self, kv: &str) -> Result<(), RecipeError> {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| RecipeError::NotKeyValue(kv.to_string()))?;
+        self.set(k.trim(), v)
+    }
+
+    /// Parse a recipe file.
+    pub fn from_toml(text: &str) -> Result<Recipe, RecipeError> {
+        let file: RecipeFile =
+            toml::from_str(text).map_err(|e| RecipeError::Toml(one_line(&e.to_string())))?;
+        let r = file.into_recipe()?;
+        r.validate()?;
+        Ok(r)
+    }
+
+    /// The recipe as a TOML file that [`Recipe::from_toml`] reads back to the same recipe.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(&RecipeFile::from_recipe(self)).expect("recipe serialises")
+    }
+}
+
+/// toml's errors span several lines (with a source excerpt); keep the CLI's errors to one.
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+// ---- the file format ------------------------------------------------------------------------
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RecipeFile {
+    name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    about: Option<String>,
+    rows: usize,
+    cols: usize,
+    #[serde(default = "default_rng")]
+    rng: String,
+    #[serde(default = "default_center")]
+    spawn: PointFile,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    exit: Option<PointFile>,
+    #[serde(default = "default_conn")]
+    connectivity: u8,
+    #[serde(default)]
+    post: Vec<String>,
+    fill: FillFile,
+    #[serde(rename = "pass", default)]
+    passes: Vec<PassFile>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum PointFile {
+    Named(String),
+    At([usize; 2]),
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "kind", deny_unknown_fields)]
+enum FillFile {
+    #[serde(rename = "bernoulli")]
+    Bernoulli { p: f64 },
+    #[serde(rename = "exact-floor")]
+    ExactFloor { floor: usize },
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PassFile {
+    rule: String,
+    #[serde(default = "default_outside")]
+    outside: String,
+    #[serde(default = "default_update")]
+    update: String,
+    #[serde(default = "default_border")]
+    border: String,
+    #[serde(default = "default_repeat")]
+    repeat: u32,
+}
+
+fn default_rng() -> String {
+    "xoshiro".into()
+}
+fn default_center() -> PointFile {
+    PointFile::Named("center".into())
+}
+fn default_conn() -> u8 {
+    4
+}
+fn default_outside() -> String {
+    "floor".into()
+}
+fn default_update() -> String {
+    "sync".into()
+}
+fn default_border() -> String {
+    "none".into()
+}
+fn default_repeat() -> u32 {
+    1
+}
+
+impl PointFile {
+    fn to_point(&self, key: &str) -> Result<Point, RecipeError> {
+        match self {
+            PointFile::Named(s) => Point::parse(key, s),
+            PointFile::At([y, x]) => Ok(Point::At(*y, *x)),
+        }
+    }
+    fn from_point(p: Point) -> PointFile {
+        match p {
+            Point::Center => PointFile::Named("center".into()),
+            Point::At(y, x) => PointFile::At([y, x]),
+        }
+    }
+}
+
+impl RecipeFile {
+    fn into_recipe(self) -> Result<Recipe, RecipeError> {
+        let passes = self
+            .passes
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let key = format!("pass {}", i + 1);
+                Ok(Pass {
+                    rule: p.rule.parse().map_err(|e| key_err(&key, e))?,
+                    outside: p.outside.parse().map_err(|e| key_err(&key, e))?,
+                    update: p.update.parse().map_err(|e| key_err(&key, e))?,
+                    border: p.border.parse().map_err(|e| key_err(&key, e))?,
+                    repeat: p.repeat,
+                })
+            })
+            .collect::<Result<Vec<_>, RecipeError>>()?;
+        Ok(Recipe {
+            name: self.name,
+            about: self.about.unwrap_or_default(),
+            rows: self.rows,
+            cols: self.cols,
+            fill: match self.fill {
+                FillFile::Bernoulli { p } => Fill::Bernoulli { p },
+                FillFile::ExactFloor { floor } => Fill::ExactFloor { floor },
+            },
+            rng: self.rng.parse().map_err(|e| key_err("rng", e))?,
+            passes,
+            post: self
+                .post
+                .iter()
+                .map(|s| s.parse().map_err(|e| key_err("post", e)))
+                .collect::<Result<_, _>>()?,
+            spawn: self.spawn.to_point("spawn")?,
+            exit: self.exit.as_ref().map(|p| p.to_point("exit")).transpose()?,
+            connectivity: self
+                .connectivity
+                .to_string()
+                .parse()
+                .map_err(|e| key_err("connectivity", e))?,
+        })
+    }
+
+    fn from_recipe(r: &Recipe) -> RecipeFile {
+        RecipeFile {
+            name: r.name.clone(),
+            about: (!r.about.is_empty()).then(|| r.about.clone()),
+            rows: r.rows,
+            cols: r.cols,
+            rng: r.rng.to_string(),
+            spawn: PointFile::from_point(r.spawn),
+            exit: r.exit.map(PointFile::from_point),
+            connectivity: match r.connectivity {
+                Connectivity::Four => 4,
+                Connectivity::Eight => 8,
+            },
+            post: r.post.iter().map(|p| p.to_string()).collect(),
+            fill: match r.fill {
+                Fill::Bernoulli { p } => FillFile::Bernoulli { p },
+                Fill::ExactFloor { floor } => FillFile::ExactFloor { floor },
+            },
+            passes: r
+                .passes
+                .iter()
+                .map(|p| PassFile {
+                    rule: p.rule.to_string(),
+                    outside: p.outside.to_string(),
+                    update: p.update.to_string(),
+                    border: p.border.to_string(),
+                    repeat: p.repeat,
+                })
+                .collect(),
+        }
+    }
+}

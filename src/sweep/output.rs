@@ -1,0 +1,206 @@
+//! The sweep's CSV files. Tidy: one header row, one observation per row, the varied parameters
+//! as leading columns. Numbers are printed in Rust's shortest round-trip form (integers without
+//! a decimal point), empty for "no value".
+//!
+//! - `summary.csv`: per grid point: params, `recipe`, `seeds`, `passed`, `pass_rate`,
+//!   `fail[<clause>]` per gate clause, then `<metric>_mean/_sd/_min/_p05/_p50/_p95/_max` for each
+//!   computed metric;
+//! - `trajectory.csv`: per grid point and step: params, `step` (0 = after the fill, then one per
+//!   pass application, then one per post-step), `n`, `mean`, `sd`, `min`, `p05`, `p50`, `p95`,
+//!   `max` of the wall fraction;
+//! - `components.csv`: per grid point and component count: params, `components`, `caves`;
+//! - `seeds.csv`: per cave (per `--per-seed`): `seed`, params, each computed metric, `passed`.
+
+use std::io::Write;
+
+use super::Plan;
+use super::stats::{PointStats, Summary};
+use crate::measure::{Metric, MetricSet, Values};
+
+/// Append a number: integers plainly, other finite values in shortest round-trip form,
+/// nothing for NaN.
+pub fn push_num(out: &mut Vec<u8>, v: f64) {
+    if v.is_nan() {
+        return;
+    }
+    if v.fract() == 0.0 && v.abs() < 9.0e15 {
+        out.extend_from_slice(itoa::Buffer::new().format(v as i64).as_bytes());
+    } else {
+        out.extend_from_slice(ryu::Buffer::new().format(v).as_bytes());
+    }
+}
+
+/// Quote a field if CSV needs it.
+fn push_field(out: &mut Vec<u8>, s: &str) {
+    if s.contains([',', '"', '\n', '\r']) {
+        out.push(b'"');
+        out.extend_from_slice(s.replace('"', "\"\"").as_bytes());
+        out.push(b'"');
+    } else {
+        out.extend_from_slice(s.as_bytes());
+    }
+}
+
+fn push_params(out: &mut Vec<u8>, params: &[String]) {
+    for p in params {
+        push_field(out, p);
+        out.push(b',');
+    }
+}
+
+/// One `seeds.csv` row.
+pub fn seed_row(
+    out: &mut Vec<u8>,
+    seed: u64,
+    params: &[String],
+    metrics: MetricSet,
+    values: &Values,
+    passed: bool,
+) {
+    out.extend_from_slice(itoa::Buffer::new().format(seed).as_bytes());
+    out.push(b',');
+    push_params(out, params);
+    for m in metrics.iter() {
+        push_num(out, values[m.index()]);
+        out.push(b',');
+    }
+    out.extend_from_slice(if passed { b"1\n" } else { b"0\n" });
+}
+
+fn header(out: &mut Vec<u8>, first: &[&str], plan: &Plan, rest: &[String]) {
+    let cols: Vec<String> = first
+        .iter()
+        .map(|s| s.to_string())
+        .chain(plan.param_names().iter().map(|s| s.to_string()))
+        .chain(rest.iter().cloned())
+        .collect();
+    for (i, c) in cols.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        push_field(out, c);
+    }
+    out.push(b'\n');
+}
+
+/// The `seeds.csv` header.
+pub fn seeds_header(plan: &Plan) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut rest: Vec<String> = plan.computed.iter().map(|m| m.name().to_string()).collect();
+    rest.push("passed".into());
+    header(&mut out, &["seed"], plan, &rest);
+    out
+}
+
+fn push_summary(out: &mut Vec<u8>, s: &Summary) {
+    for (i, v) in [s.mean, s.sd, s.min, s.p05, s.p50, s.p95, s.max]
+        .into_iter()
+        .enumerate()
+    {
+        if i > 0 {
+            out.push(b',');
+        }
+        push_num(out, v);
+    }
+}
+
+const STAT_NAMES: [&str; 7] = ["mean", "sd", "min", "p05", "p50", "p95", "max"];
+
+/// `summary.csv`.
+pub fn summary_csv(plan: &Plan, stats: &[PointStats]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut rest: Vec<String> = vec![
+        "recipe".into(),
+        "seeds".into(),
+        "passed".into(),
+        "pass_rate".into(),
+    ];
+    rest.extend(
+        plan.spec
+            .gate
+            .clauses()
+            .iter()
+            .map(|c| format!("fail[{c}]")),
+    );
+    for m in plan.computed.iter() {
+        rest.extend(STAT_NAMES.iter().map(|s| format!("{}_{s}", m.name())));
+    }
+    header(&mut out, &[], plan, &rest);
+    for (point, st) in plan.points.iter().zip(stats) {
+        push_params(&mut out, &point.params);
+        push_field(&mut out, &point.recipe.name);
+        out.push(b',');
+        push_num(&mut out, st.seeds as f64);
+        out.push(b',');
+        push_num(&mut out, st.passed as f64);
+        out.push(b',');
+        push_num(&mut out, st.passed as f64 / st.seeds.max(1) as f64);
+        for f in &st.fails {
+            out.push(b',');
+            push_num(&mut out, *f as f64);
+        }
+        for m in Metric::ALL {
+            if let Some(acc) = &st.metrics[m.index()] {
+                out.push(b',');
+                push_summary(&mut out, &acc.summary());
+            }
+        }
+        out.push(b'\n');
+    }
+    out
+}
+
+/// `trajectory.csv`.
+pub fn trajectory_csv(plan: &Plan, stats: &[PointStats]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut rest: Vec<String> = vec!["step".into(), "n".into()];
+    rest.extend(STAT_NAMES.iter().map(|s| s.to_string()));
+    header(&mut out, &[], plan, &rest);
+    for (point, st) in plan.points.iter().zip(stats) {
+        for (step, acc) in st.trajectory.iter().enumerate() {
+            push_params(&mut out, &point.params);
+            push_num(&mut out, step as f64);
+            out.push(b',');
+            let s = acc.summary();
+            push_num(&mut out, s.n as f64);
+            out.push(b',');
+            push_summary(&mut out, &s);
+            out.push(b'\n');
+        }
+    }
+    out
+}
+
+/// `components.csv`: the distribution of the component count.
+pub fn components_csv(plan: &Plan, stats: &[PointStats]) -> Vec<u8> {
+    let mut out = Vec::new();
+    header(&mut out, &[], plan, &["components".into(), "caves".into()]);
+    for (point, st) in plan.points.iter().zip(stats) {
+        for (&k, &n) in &st.components {
+            push_params(&mut out, &point.params);
+            writeln!(out, "{k},{n}").expect("vec write");
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_print_shortest() {
+        let s = |v: f64| {
+            let mut o = Vec::new();
+            push_num(&mut o, v);
+            String::from_utf8(o).unwrap()
+        };
+        assert_eq!(s(3.0), "3");
+        assert_eq!(s(0.45), "0.45");
+        assert_eq!(s(f64::NAN), "");
+        assert_eq!(s(1.0 / 3.0).parse::<f64>().unwrap(), 1.0 / 3.0);
+        let mut o = Vec::new();
+        push_field(&mut o, "a,b");
+        assert_eq!(o, b"\"a,b\"");
+    }
+}
