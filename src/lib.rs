@@ -5,6 +5,7 @@
 //! gated ([`measure`]), and the results collected and written. The CLI in `main.rs` only parses
 //! flags and prints. [`oracle`] is the scalar reference the kernels are tested against.
 
+pub mod benchmark;
 pub mod fill;
 pub mod generate;
 pub mod grid;

@@ -542,3 +542,48 @@ fn memory_stays_flat_on_a_long_sweep() {
     assert!(peak_kb > 0, "could not read the child's memory");
     assert!(peak_kb < 100 * 1024, "peak RSS {peak_kb} kB");
 }
+
+/// `scripts/parallel_sweep.sh` (GNU parallel shards + merge) gives the single-run files. In CI
+/// (`CI` set) GNU parallel must be installed (.ci/run installs it); elsewhere the test says it
+/// skipped when parallel is missing.
+#[test]
+fn gnu_parallel_script_matches_a_single_run() {
+    let has_parallel = Command::new("parallel")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_parallel {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must install GNU parallel (.ci/run does)"
+        );
+        eprintln!("SKIPPED: GNU parallel is not installed");
+        return;
+    }
+    let d = scratch("parallel");
+    let single = d.join("single");
+    let o = sweep(&single, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/parallel_sweep.sh");
+    let out = d.join("par");
+    let o = Command::new("bash")
+        .arg(&script)
+        .args(["3", out.to_str().unwrap()])
+        .args([
+            "--preset",
+            "chapter-strict",
+            "--seeds",
+            "0..3000",
+            "--vary",
+            "fill=0.40,0.45",
+            "--gate",
+            "connected_fraction>=0.999 && components<=1",
+            "--per-seed",
+            "all",
+        ])
+        .env("CAVESWEEP", env!("CARGO_BIN_EXE_cavesweep"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_same_dirs(&single, &out.join("merged"));
+}

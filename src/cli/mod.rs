@@ -1,5 +1,6 @@
 //! Flag definitions (clap) and dispatch to one module per subcommand.
 
+mod bench;
 mod presets;
 mod reproduce;
 mod run;
@@ -33,6 +34,8 @@ enum Command {
     Sweep(sweep::SweepArgs),
     /// Combine the output folders of `sweep --shard K/N` runs into one.
     Merge(sweep::MergeArgs),
+    /// Measure throughput per preset (1 thread, all threads, kernels, oracle) and write CSV.
+    Bench(bench::BenchArgs),
 }
 
 /// Flags that choose a recipe: shared by `run`, `sweep` and `bench`.
@@ -83,6 +86,7 @@ pub fn main() -> Result<ExitCode> {
         Command::Presets(a) => presets::main(a),
         Command::Sweep(a) => sweep::main(a),
         Command::Merge(a) => sweep::merge(a),
+        Command::Bench(a) => bench::main(a),
     };
     match result {
         // A closed pipe (`cavesweep presets | head -1`) is not an error.

@@ -275,7 +275,10 @@ impl<'p> Store<'p> {
         self.stats[r.point].merge(&r.stats);
         self.done[r.id] = true;
         self.dirty = true;
-        if self.last_save.is_none_or(|t| t.elapsed() >= CHECKPOINT_EVERY) {
+        if self
+            .last_save
+            .is_none_or(|t| t.elapsed() >= CHECKPOINT_EVERY)
+        {
             self.checkpoint()?;
         }
         Ok(())

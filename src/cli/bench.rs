@@ -1,0 +1,172 @@
+//! `cavesweep bench`: pipeline and kernel throughput per preset, with the oracle beside it.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use cavesweep::benchmark::{PresetBench, Spread, bench_recipe, simd_path};
+use cavesweep::io::write_atomic;
+use cavesweep::measure::MetricSet;
+use cavesweep::presets::{NAMES, preset};
+use clap::Args;
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// Presets to measure (repeatable; default: all).
+    #[arg(long)]
+    preset: Vec<String>,
+    /// Seconds per figure per preset (split over the repeats).
+    #[arg(long, default_value_t = 2.0)]
+    seconds: f64,
+    /// Repeats per figure; the table shows the median and [min-max].
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    repeats: u64,
+    /// Metrics each cave computes (as `sweep --metrics`).
+    #[arg(
+        long,
+        default_value = "floor_fraction,components,largest_fraction,connected_fraction,boundary"
+    )]
+    metrics: MetricSet,
+    /// Threads for the parallel figure (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Where to write bench.csv (created if needed).
+    #[arg(long, default_value = "results/bench")]
+    out: PathBuf,
+}
+
+fn human(v: f64) -> String {
+    if v >= 1e9 {
+        format!("{:.1}G", v / 1e9)
+    } else if v >= 1e6 {
+        format!("{:.2}M", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.1}k", v / 1e3)
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+fn spread(s: &Spread) -> String {
+    format!("{} [{}-{}]", human(s.median), human(s.min), human(s.max))
+}
+
+pub fn main(a: BenchArgs) -> Result<()> {
+    if !(a.seconds > 0.0 && a.seconds <= 3600.0) {
+        bail!("--seconds must be between 0 and 3600");
+    }
+    let threads = a
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if threads == 0 {
+        bail!("--threads must be at least 1");
+    }
+    let names: Vec<String> = if a.preset.is_empty() {
+        NAMES.iter().map(|s| s.to_string()).collect()
+    } else {
+        a.preset.clone()
+    };
+    let recipes = names
+        .iter()
+        .map(|n| preset(n))
+        .collect::<Result<Vec<_>, _>>()?;
+    let slice = Duration::from_secs_f64(a.seconds / a.repeats as f64);
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "cavesweep bench: {} repeats x {:.2} s per figure, {threads} threads, SIMD {}, metrics {}",
+        a.repeats,
+        slice.as_secs_f64(),
+        simd_path(),
+        a.metrics
+    )?;
+    writeln!(
+        out,
+        "median [min-max]; caves/s = whole pipeline (fill, passes, post-steps, metrics)"
+    )?;
+    writeln!(
+        out,
+        "{:<15} {:>24} {:>24} {:>7} {:>24} {:>9} {:>22} {:>22} {:>9}",
+        "preset",
+        "caves/s 1 thread",
+        format!("caves/s {threads} threads"),
+        "scaling",
+        "oracle caves/s",
+        "vs oracle",
+        "step cells/s",
+        "oracle step cells/s",
+        "vs oracle"
+    )?;
+    let mut rows: Vec<PresetBench> = Vec::new();
+    for r in &recipes {
+        let b = bench_recipe(r, a.metrics, threads, a.repeats as usize, slice)?;
+        writeln!(
+            out,
+            "{:<15} {:>24} {:>24} {:>6.2}x {:>24} {:>8.0}x {:>22} {:>22} {:>8.0}x",
+            b.preset,
+            spread(&b.caves_1),
+            spread(&b.caves_n),
+            b.caves_n.median / b.caves_1.median,
+            spread(&b.oracle_caves),
+            b.caves_1.median / b.oracle_caves.median,
+            spread(&b.step_cells),
+            spread(&b.oracle_step_cells),
+            b.step_cells.median / b.oracle_step_cells.median,
+        )?;
+        rows.push(b);
+    }
+    let mut csv = csv::Writer::from_writer(Vec::new());
+    csv.write_record([
+        "preset",
+        "cells",
+        "threads",
+        "repeats",
+        "seconds",
+        "simd",
+        "metrics",
+        "caves_1_median",
+        "caves_1_min",
+        "caves_1_max",
+        "caves_n_median",
+        "caves_n_min",
+        "caves_n_max",
+        "oracle_caves_median",
+        "oracle_caves_min",
+        "oracle_caves_max",
+        "step_cells_median",
+        "step_cells_min",
+        "step_cells_max",
+        "oracle_step_cells_median",
+        "oracle_step_cells_min",
+        "oracle_step_cells_max",
+    ])?;
+    for b in &rows {
+        let mut rec = vec![
+            b.preset.clone(),
+            b.cells.to_string(),
+            b.threads.to_string(),
+            a.repeats.to_string(),
+            a.seconds.to_string(),
+            simd_path(),
+            a.metrics.to_string(),
+        ];
+        for s in [
+            &b.caves_1,
+            &b.caves_n,
+            &b.oracle_caves,
+            &b.step_cells,
+            &b.oracle_step_cells,
+        ] {
+            rec.extend([s.median, s.min, s.max].map(|v| format!("{v:.1}")));
+        }
+        csv.write_record(rec)?;
+    }
+    std::fs::create_dir_all(&a.out)
+        .with_context(|| format!("cannot create {}", a.out.display()))?;
+    let path = a.out.join("bench.csv");
+    write_atomic(&path, &csv.into_inner()?)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    writeln!(out, "wrote {}", path.display())?;
+    Ok(())
+}
