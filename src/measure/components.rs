@@ -30,18 +30,22 @@ pub(crate) struct Layout {
     pub cols: usize,
     /// Words holding the cells of one row.
     pub wpr: usize,
-    /// Words between row starts: `wpr` plus a guard word on each side.
+    /// `wpr` rounded up to whole `[u64; 4]` chunks (the extra words are zero).
+    pub w4: usize,
+    /// Words between row starts: `w4` plus a guard word on each side.
     pub stride: usize,
 }
 
 impl Layout {
     pub fn new(rows: usize, cols: usize) -> Layout {
         let wpr = cols.div_ceil(64);
+        let w4 = wpr.next_multiple_of(4);
         Layout {
             rows,
             cols,
             wpr,
-            stride: wpr + 2,
+            w4,
+            stride: w4 + 2,
         }
     }
     /// Words in a plane (guard rows included).
@@ -156,6 +160,48 @@ pub(crate) struct Flood {
     cand: Vec<u64>,
     new: Vec<u64>,
     seed: Vec<u64>,
+    pend: Vec<u64>,
+}
+
+/// Lowest set bit at index `>= from` of a bitset.
+#[inline(always)]
+fn next_set(v: &[u64], from: usize) -> Option<usize> {
+    let mut w = from / 64;
+    if w >= v.len() {
+        return None;
+    }
+    let mut m = v[w] & (!0u64 << (from % 64));
+    loop {
+        if m != 0 {
+            return Some(w * 64 + m.trailing_zeros() as usize);
+        }
+        w += 1;
+        if w == v.len() {
+            return None;
+        }
+        m = v[w];
+    }
+}
+
+/// Highest set bit at index `<= from` of a bitset.
+#[inline(always)]
+fn prev_set(v: &[u64], from: usize) -> Option<usize> {
+    let mut w = (from / 64).min(v.len() - 1);
+    let mut m = if w == from / 64 {
+        v[w] & (!0u64 >> (63 - from % 64))
+    } else {
+        v[w]
+    };
+    loop {
+        if m != 0 {
+            return Some(w * 64 + 63 - m.leading_zeros() as usize);
+        }
+        if w == 0 {
+            return None;
+        }
+        w -= 1;
+        m = v[w];
+    }
 }
 
 /// Rows `lo..=hi` touched by a flood and the number of cells it claimed.
@@ -202,33 +248,62 @@ impl Flood {
         debug_assert!(self.is_floor(y, x) && !self.is_claimed(y, x));
         self.seed.fill(0);
         self.seed[x / 64] = 1u64 << (x % 64);
-        let size = self.claim(y, true);
+        let mut total = self.claim(y, true);
         let (mut lo, mut hi) = (y, y);
-        let mut total = size;
+        // Pending rows to examine (bit y + 1 = row y; bits 0 and rows + 1 are the guard rows):
+        // the neighbours of rows that changed. Swept alternately down and up, so a run of
+        // changes down a corridor is followed in one sweep.
         let rows = self.lay.rows;
+        let mut pend = std::mem::take(&mut self.pend);
+        pend.clear();
+        pend.resize((rows + 2).div_ceil(64), 0);
+        let mark = |pend: &mut [u64], b: usize| pend[b / 64] |= 1u64 << (b % 64);
+        mark(&mut pend, y);
+        mark(&mut pend, y + 2);
+        let mut pos = y;
         loop {
-            let mut changed = false;
-            let mut y = lo;
-            while y < rows && y <= hi + 1 {
-                let n = self.grow_row(y, conn);
+            let mut any = false;
+            while let Some(b) = next_set(&pend, pos) {
+                any = true;
+                pend[b / 64] &= !(1u64 << (b % 64));
+                pos = b + 1;
+                if b == 0 || b > rows {
+                    continue;
+                }
+                let n = self.grow_row(b - 1, conn);
                 if n != 0 {
                     total += n;
-                    changed = true;
-                    hi = hi.max(y);
+                    lo = lo.min(b - 1);
+                    hi = hi.max(b - 1);
+                    mark(&mut pend, b - 1);
+                    mark(&mut pend, b + 1);
                 }
-                y += 1;
             }
-            let mut y = hi as isize;
-            while y >= 0 && y as usize + 1 >= lo {
-                let n = self.grow_row(y as usize, conn);
+            pos = pos.min(rows + 1);
+            while let Some(b) = prev_set(&pend, pos) {
+                any = true;
+                pend[b / 64] &= !(1u64 << (b % 64));
+                pos = b.saturating_sub(1);
+                if b == 0 || b > rows {
+                    if b == 0 {
+                        break;
+                    }
+                    continue;
+                }
+                let n = self.grow_row(b - 1, conn);
                 if n != 0 {
                     total += n;
-                    changed = true;
-                    lo = lo.min(y as usize);
+                    lo = lo.min(b - 1);
+                    hi = hi.max(b - 1);
+                    mark(&mut pend, b - 1);
+                    mark(&mut pend, b + 1);
                 }
-                y -= 1;
+                if b == 1 {
+                    break;
+                }
             }
-            if !changed {
+            if !any {
+                self.pend = pend;
                 return Filled {
                     size: total,
                     lo,

@@ -606,3 +606,53 @@ fn bridge_hand_case() {
     assert_eq!(again, grid);
     let _ = Rand(Mix(0)).next_u64();
 }
+
+#[test]
+#[ignore]
+fn zz_timing() {
+    use crate::rule::{Border, Outside, Pass, Rule};
+    let pass = Pass::sync(Rule::chapter_strict(), Outside::Floor, Border::Solid);
+    let caves: Vec<Grid> = (0..32)
+        .map(|seed| {
+            let mut b = ByteGrid::new(90, 140);
+            fill_cells(&mut b, 0.45, seed);
+            for _ in 0..4 {
+                b.step(&pass);
+            }
+            b.to_grid()
+        })
+        .collect();
+    let comp = MetricSet::EMPTY
+        .with(Metric::Components)
+        .with(Metric::LargestFraction)
+        .with(Metric::ConnectedFraction)
+        .with(Metric::Boundary);
+    let mut m = Measurer::new();
+    let mut out = EMPTY_VALUES;
+    for (name, set) in [
+        ("comp4", comp),
+        (
+            "connected",
+            MetricSet::EMPTY.with(Metric::ConnectedFraction),
+        ),
+        ("boundary", MetricSet::EMPTY.with(Metric::Boundary)),
+        ("path", MetricSet::EMPTY.with(Metric::PathLength)),
+        ("depth", MetricSet::EMPTY.with(Metric::ReachDepth)),
+        ("minw", MetricSet::EMPTY.with(Metric::MinWidth)),
+        ("all", MetricSet::ALL),
+    ] {
+        let c = MeasureConfig {
+            metrics: set,
+            ..cfg(Connectivity::Four, (45, 70), Some((5, 130)))
+        };
+        let mut best = f64::MAX;
+        for _ in 0..200 {
+            let t = std::time::Instant::now();
+            for g in &caves {
+                m.measure(std::hint::black_box(g), &c, &mut out);
+            }
+            best = best.min(t.elapsed().as_secs_f64() / caves.len() as f64);
+        }
+        eprintln!("{name}: {:.3} us", best * 1e6);
+    }
+}
