@@ -35,7 +35,11 @@ pub enum GridError {
     )]
     TooLarge { rows: usize, cols: usize },
     #[error("grid text line {line}: has {got} cells, expected {expected}")]
-    RaggedText { line: usize, got: usize, expected: usize },
+    RaggedText {
+        line: usize,
+        got: usize,
+        expected: usize,
+    },
     #[error("grid text line {line}, column {col}: {ch:?} is not '#' (wall) or '.' (floor)")]
     BadChar { line: usize, col: usize, ch: char },
 }
@@ -167,7 +171,12 @@ impl Grid {
     /// Number of WALL cells (popcount; padding bits are zero).
     pub fn count_walls(&self) -> u64 {
         (0..self.rows)
-            .map(|y| self.row(y).iter().map(|w| w.count_ones() as u64).sum::<u64>())
+            .map(|y| {
+                self.row(y)
+                    .iter()
+                    .map(|w| w.count_ones() as u64)
+                    .sum::<u64>()
+            })
             .sum()
     }
 

@@ -182,7 +182,11 @@ mod tests {
         // A 3x3 wall block in a 5x5 floor: corners of the block have 3 wall neighbours, edges 5,
         // centre 8; outside floor. B5678/S5678 keeps a plus shape.
         let mut g = bg(".....\n.###.\n.###.\n.###.\n.....\n");
-        g.step(&Pass::sync(Rule::chapter_strict(), Outside::Floor, Border::None));
+        g.step(&Pass::sync(
+            Rule::chapter_strict(),
+            Outside::Floor,
+            Border::None,
+        ));
         assert_eq!(text(&g), ".....\n..#..\n.###.\n..#..\n.....\n");
     }
 
@@ -225,7 +229,11 @@ mod tests {
     #[test]
     fn solid_border_applies_after_pass() {
         let mut g = ByteGrid::new(3, 4);
-        g.step(&Pass::sync(Rule::chapter_strict(), Outside::Floor, Border::Solid));
+        g.step(&Pass::sync(
+            Rule::chapter_strict(),
+            Outside::Floor,
+            Border::Solid,
+        ));
         assert_eq!(text(&g), "####\n#..#\n####\n");
     }
 }

@@ -95,7 +95,12 @@ fn parse_counts(rule: &str, part: &str, expected: char) -> Result<u16, RuleError
     for ch in chars {
         let d = match ch.to_digit(10) {
             Some(d) if d <= 8 => d as u8,
-            _ => return Err(RuleError::BadCount { rule: rule.into(), ch }),
+            _ => {
+                return Err(RuleError::BadCount {
+                    rule: rule.into(),
+                    ch,
+                });
+            }
         };
         if mask & (1 << d) != 0 {
             return Err(RuleError::Repeated {
@@ -305,8 +310,14 @@ mod tests {
             assert_eq!(r.to_string().parse::<Rule>().unwrap(), r);
         }
         // Canonical form sorts counts and upper-cases.
-        assert_eq!("b8765/s54".parse::<Rule>().unwrap().to_string(), "B5678/S45");
-        assert_eq!("B5678/S5678".parse::<Rule>().unwrap(), Rule::chapter_strict());
+        assert_eq!(
+            "b8765/s54".parse::<Rule>().unwrap().to_string(),
+            "B5678/S45"
+        );
+        assert_eq!(
+            "B5678/S5678".parse::<Rule>().unwrap(),
+            Rule::chapter_strict()
+        );
     }
 
     #[test]
@@ -326,8 +337,14 @@ mod tests {
         assert!(matches!(e("B5678S5678"), RuleError::MissingSlash(_)));
         assert!(matches!(e("B9/S5"), RuleError::BadCount { ch: '9', .. }));
         assert!(matches!(e("B5x/S5"), RuleError::BadCount { ch: 'x', .. }));
-        assert!(matches!(e("X5/S5"), RuleError::BadPrefix { expected: 'B', .. }));
-        assert!(matches!(e("B5/5"), RuleError::BadPrefix { expected: 'S', .. }));
+        assert!(matches!(
+            e("X5/S5"),
+            RuleError::BadPrefix { expected: 'B', .. }
+        ));
+        assert!(matches!(
+            e("B5/5"),
+            RuleError::BadPrefix { expected: 'S', .. }
+        ));
         assert!(matches!(e("B55/S5"), RuleError::Repeated { digit: 5, .. }));
         assert!(matches!(e("B5/S5/S6"), RuleError::MissingSlash(_)));
         assert!(matches!(e("R1>=x"), RuleError::TwoRadius { .. }));

@@ -67,8 +67,12 @@ impl Layout {
 
 /// Write the FLOOR plane of `g` (FLOOR = 1, every bit outside the grid 0) into `f`.
 pub(crate) fn floor_plane(g: &Grid, lay: &Layout, f: &mut Vec<u64>) {
-    f.clear();
-    f.resize(lay.len(), 0);
+    // Guards and padding words are never written, so a plane of the right size only needs its
+    // row words rewritten.
+    if f.len() != lay.len() {
+        f.clear();
+        f.resize(lay.len(), 0);
+    }
     let mask = lay.last_mask();
     for y in 0..lay.rows {
         let o = lay.off(y as isize);
@@ -130,8 +134,10 @@ pub(crate) fn fill_down_word_portable(f: u64, s: u64) -> u64 {
 ///
 /// Upward: `f + seed` carries from the lowest seed of each run to the bit above the run, so
 /// `(f + seed) ^ f` (plus the seeds the carry passed over) is each run from its lowest seed up;
-/// the carry out of a word continues the run in the next word. Downward: [`fill_down_word`] from
-/// the words' highest down, carrying bit 0 into bit 63 of the word below.
+/// the carry out of a word continues the run in the next word. Downward: [`fill_down_word`] on
+/// each word independently (so the words' fills overlap instead of waiting on each other), then
+/// a cheap fix-up: the run reaching bit 63 of a word is filled whole when the word above has
+/// bit 0 filled from above. This matters because a flood sweep is a serial chain of row fills.
 #[inline(always)]
 pub(crate) fn fill_row(f: &[u64], seed: &[u64], out: &mut [u64]) {
     let n = f.len();
@@ -140,15 +146,25 @@ pub(crate) fn fill_row(f: &[u64], seed: &[u64], out: &mut [u64]) {
     for i in 0..n {
         let (a, c1) = f[i].overflowing_add(seed[i]);
         let (b, c2) = a.overflowing_add(carry);
-        out[i] = ((b ^ f[i]) | seed[i]) & f[i];
+        let down = fill_down_word(f[i], seed[i]);
+        out[i] = ((b ^ f[i]) | seed[i] | down) & f[i];
         carry = (c1 | c2) as u64;
     }
-    let mut cin = 0u64;
+    // `from_above`: bit 0 of word i + 1 is filled by a seed at or above it.
+    let mut from_above = false;
     for i in (0..n).rev() {
-        let s = out[i] | (cin & f[i]);
-        out[i] = fill_down_word(f[i], s);
-        cin = (out[i] & 1) << 63;
+        let fi = f[i];
+        if from_above && fi >> 63 == 1 {
+            out[i] |= !0u64 << (64 - fi.leading_ones());
+        }
+        from_above = (fill_down_word(fi, seed[i]) & 1 == 1) || (from_above && fi == !0);
     }
+}
+
+/// Four words starting at `o`.
+#[inline(always)]
+fn ld4(v: &[u64], o: usize) -> [u64; 4] {
+    v[o..o + 4].try_into().expect("4 words")
 }
 
 /// Reusable flood-fill state: the floor plane `f`, the claimed plane `s` and row scratch.
@@ -216,6 +232,9 @@ impl Flood {
     /// Load `g` (its FLOOR plane) and clear the claimed plane.
     pub fn load(&mut self, g: &Grid) {
         let lay = Layout::new(g.rows(), g.cols());
+        if lay != self.lay {
+            self.f.clear();
+        }
         self.lay = lay;
         floor_plane(g, &lay, &mut self.f);
         self.s.clear();
@@ -336,6 +355,9 @@ impl Flood {
         let lay = self.lay;
         let o = lay.off(y as isize);
         let (u, d) = (o - lay.stride, o + lay.stride);
+        if lay.w4 == 4 {
+            return self.grow_row4(o, u, d, conn);
+        }
         let s = &self.s;
         let f = &self.f[o..o + lay.wpr];
         let mut any = 0;
@@ -363,6 +385,48 @@ impl Flood {
             return 0;
         }
         self.claim(y, false)
+    }
+
+    /// [`Flood::grow_row`] for rows of one `[u64; 4]` chunk (cols <= 256): fixed-size arrays,
+    /// no bounds checks in the inner loops, so the row work vectorises.
+    #[inline(always)]
+    fn grow_row4(&mut self, o: usize, u: usize, d: usize, conn: Connectivity) -> u32 {
+        let s = &self.s;
+        let (fw, cur) = (ld4(&self.f, o), ld4(s, o));
+        let (up, dn) = (ld4(s, u), ld4(s, d));
+        let mut v = [0u64; 4];
+        match conn {
+            Connectivity::Four => {
+                for j in 0..4 {
+                    v[j] = up[j] | dn[j];
+                }
+            }
+            Connectivity::Eight => {
+                let (ul, dl, ur, dr) = (ld4(s, u - 1), ld4(s, d - 1), ld4(s, u + 1), ld4(s, d + 1));
+                for j in 0..4 {
+                    let a = up[j] | dn[j];
+                    v[j] =
+                        a | (a << 1) | (a >> 1) | ((ul[j] | dl[j]) >> 63) | ((ur[j] | dr[j]) << 63);
+                }
+            }
+        }
+        let mut any = 0;
+        for j in 0..4 {
+            v[j] &= fw[j] & !cur[j];
+            any |= v[j];
+        }
+        if any == 0 {
+            return 0;
+        }
+        let mut out = [0u64; 4];
+        fill_row(&fw, &v, &mut out);
+        let mut n = 0;
+        let dst = &mut self.s[o..o + 4];
+        for j in 0..4 {
+            n += out[j].count_ones();
+            dst[j] |= out[j];
+        }
+        n
     }
 
     /// Next unclaimed FLOOR cell at or after row-major position `(y, word)`, as `(y, x)`;

@@ -9,26 +9,40 @@
 use super::Connectivity;
 use super::components::Layout;
 
-/// Number of 4-adjacent (FLOOR, WALL) pairs of cells inside the grid, from the floor plane.
+/// Number of 4-adjacent (FLOOR, WALL) pairs of cells inside the grid, from the floor plane:
+/// popcounts of `row ^ (row >> 1)` (masked to pairs inside the grid) and `row ^ next row`.
 pub(crate) fn boundary(lay: &Layout, f: &[u64]) -> u64 {
-    let w = lay.wpr;
-    // Pairs (x, x + 1) with x + 1 < cols: bit x of `inner` is valid for them.
-    let inner_last = lay.last_mask() >> 1;
+    let (w, w4, stride) = (lay.wpr, lay.w4, lay.stride);
+    // Pairs (x, x + 1) need x + 1 < cols; bits past the grid are zero in `f` anyway.
+    let mut valid = [0u64; 4];
     let mut n = 0u64;
-    for y in 0..lay.rows {
-        let o = lay.off(y as isize);
-        for i in 0..w {
-            let a = f[o + i];
-            let next = (a >> 1) | (f[o + i + 1] << 63);
-            let valid = if i + 1 == w { inner_last } else { !0 };
-            n += ((a ^ next) & valid).count_ones() as u64;
+    for c in (0..w4).step_by(4) {
+        for (j, v) in valid.iter_mut().enumerate() {
+            let i = c + j;
+            *v = if i + 1 < w {
+                !0
+            } else if i + 1 == w {
+                lay.last_mask() >> 1
+            } else {
+                0
+            };
         }
-        if y + 1 < lay.rows {
-            let d = o + lay.stride;
-            for i in 0..w {
-                n += (f[o + i] ^ f[d + i]).count_ones() as u64;
+        let mut acc = [0u64; 4];
+        for y in 0..lay.rows {
+            let o = lay.off(y as isize) + c;
+            let (a, r) = (ld(f, o), ld(f, o + 1));
+            // The last row's vertical pairs would meet the zero guard row: masked off.
+            let dn = if y + 1 < lay.rows {
+                ld(f, o + stride)
+            } else {
+                a
+            };
+            for j in 0..4 {
+                let h = (a[j] ^ ((a[j] >> 1) | (r[j] << 63))) & valid[j];
+                acc[j] += (h.count_ones() + (a[j] ^ dn[j]).count_ones()) as u64;
             }
         }
+        n += acc.iter().sum::<u64>();
     }
     n
 }

@@ -49,9 +49,15 @@ fn cfg(conn: Connectivity, spawn: (usize, usize), exit: Option<(usize, usize)>) 
     }
 }
 
+thread_local! {
+    /// One measurer reused across every test grid of a thread, so scratch reuse across shapes
+    /// (stale planes, lazily grown buffers) is exercised by the oracle comparisons.
+    static SHARED: std::cell::RefCell<Measurer> = std::cell::RefCell::new(Measurer::new());
+}
+
 fn measure(grid: &Grid, c: &MeasureConfig) -> Values {
     let mut v = EMPTY_VALUES;
-    Measurer::new().measure(grid, c, &mut v);
+    SHARED.with(|m| m.borrow_mut().measure(grid, c, &mut v));
     v
 }
 
@@ -176,7 +182,8 @@ proptest! {
         let grid = random_grid(rows, cols, wall_p, seed);
         let bg = ByteGrid::from_grid(&grid);
         let (labels, sizes) = oracle::components(&bg, conn);
-        let mut m = Measurer::new();
+        let shared = SHARED.with(|m| m.take());
+        let mut m = shared;
         let c = m.components(&grid, conn);
         prop_assert_eq!(c.count(), sizes.len());
         prop_assert_eq!(c.sizes(), &sizes[..]);
@@ -187,6 +194,7 @@ proptest! {
             }
         }
         prop_assert_eq!(c.label(rows, 0), None);
+        SHARED.with(|s| *s.borrow_mut() = m);
     }
 
     #[test]
