@@ -146,19 +146,46 @@ pub(crate) fn fill_row(f: &[u64], seed: &[u64], out: &mut [u64]) {
     for i in 0..n {
         let (a, c1) = f[i].overflowing_add(seed[i]);
         let (b, c2) = a.overflowing_add(carry);
-        let down = fill_down_word(f[i], seed[i]);
-        out[i] = ((b ^ f[i]) | seed[i] | down) & f[i];
+        out[i] = ((b ^ f[i]) | seed[i]) & f[i];
         carry = (c1 | c2) as u64;
+        // Downward within the word; `out` keeps the seeds, so bit 0 of `down` below is only
+        // set by a seed at or above it in this word.
+        out[i] |= fill_down_word(f[i], seed[i]);
     }
     // `from_above`: bit 0 of word i + 1 is filled by a seed at or above it.
     let mut from_above = false;
     for i in (0..n).rev() {
         let fi = f[i];
+        let own = fill_down_word(fi, seed[i]) & 1 == 1;
         if from_above && fi >> 63 == 1 {
             out[i] |= !0u64 << (64 - fi.leading_ones());
         }
-        from_above = (fill_down_word(fi, seed[i]) & 1 == 1) || (from_above && fi == !0);
+        from_above = own || (from_above && fi == !0);
     }
+}
+
+/// [`fill_row`] for a row of exactly `N` words, fully unrolled.
+#[inline(always)]
+pub(crate) fn fill_row_n<const N: usize>(f: &[u64; 4], seed: &[u64; 4]) -> [u64; 4] {
+    let mut out = [0u64; 4];
+    let mut down = [0u64; 4];
+    let mut carry = 0u64;
+    for i in 0..N {
+        let (a, c1) = f[i].overflowing_add(seed[i]);
+        let (b, c2) = a.overflowing_add(carry);
+        down[i] = fill_down_word(f[i], seed[i]);
+        out[i] = (((b ^ f[i]) | seed[i]) & f[i]) | down[i];
+        carry = (c1 | c2) as u64;
+    }
+    let mut from_above = false;
+    for i in (0..N).rev() {
+        let fi = f[i];
+        if from_above && fi >> 63 == 1 {
+            out[i] |= !0u64 << (64 - fi.leading_ones());
+        }
+        from_above = (down[i] & 1 == 1) || (from_above && fi == !0);
+    }
+    out
 }
 
 /// Four words starting at `o`.
@@ -418,14 +445,20 @@ impl Flood {
         if any == 0 {
             return 0;
         }
-        let mut out = [0u64; 4];
-        fill_row(&fw, &v, &mut out);
+        let out = match self.lay.wpr {
+            1 => fill_row_n::<1>(&fw, &v),
+            2 => fill_row_n::<2>(&fw, &v),
+            3 => fill_row_n::<3>(&fw, &v),
+            _ => fill_row_n::<4>(&fw, &v),
+        };
         let mut n = 0;
-        let dst = &mut self.s[o..o + 4];
+        let mut row = cur;
         for j in 0..4 {
             n += out[j].count_ones();
-            dst[j] |= out[j];
+            row[j] |= out[j];
         }
+        // One whole-row store: the next row's vector load of this row then forwards from it.
+        self.s[o..o + 4].copy_from_slice(&row);
         n
     }
 

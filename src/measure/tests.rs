@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 use rand_core::Rng;
 
-use super::components::{fill_down_word, fill_down_word_portable, fill_row};
+use super::components::{fill_down_word, fill_down_word_portable, fill_row, fill_row_n};
 use super::*;
 use crate::oracle::ByteGrid;
 
@@ -136,7 +136,19 @@ proptest! {
         let seed: Vec<u64> = f.iter().zip(&seeds).map(|(&a, &b)| a & b & b.rotate_left(13) & b.rotate_left(29)).collect();
         let mut out = vec![0; f.len()];
         fill_row(&f, &seed, &mut out);
-        prop_assert_eq!(out, naive_fill(&f, &seed));
+        let want = naive_fill(&f, &seed);
+        prop_assert_eq!(&out, &want);
+        // The unrolled fixed-width form, on a zero-padded 4-word row.
+        let (mut f4, mut s4) = ([0u64; 4], [0u64; 4]);
+        f4[..f.len()].copy_from_slice(&f);
+        s4[..f.len()].copy_from_slice(&seed);
+        let got = match f.len() {
+            1 => fill_row_n::<1>(&f4, &s4),
+            2 => fill_row_n::<2>(&f4, &s4),
+            3 => fill_row_n::<3>(&f4, &s4),
+            _ => fill_row_n::<4>(&f4, &s4),
+        };
+        prop_assert_eq!(&got[..f.len()], &want[..]);
     }
 }
 
@@ -663,4 +675,32 @@ fn zz_timing() {
         }
         eprintln!("{name}: {:.3} us", best * 1e6);
     }
+}
+
+#[test]
+#[ignore]
+fn zz_count() {
+    use crate::rule::{Border, Outside, Pass, Rule};
+    let pass = Pass::sync(Rule::chapter_strict(), Outside::Floor, Border::Solid);
+    let mut b = ByteGrid::new(90, 140);
+    fill_cells(&mut b, 0.45, 0);
+    for _ in 0..4 {
+        b.step(&pass);
+    }
+    let grid = b.to_grid();
+    let mut f = super::components::Flood::default();
+    let mut best = f64::MAX;
+    for _ in 0..2000 {
+        f.load(&grid);
+        let t = std::time::Instant::now();
+        std::hint::black_box(f.flood_from(45, 70, Connectivity::Four));
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    let mut best_load = f64::MAX;
+    for _ in 0..2000 {
+        let t = std::time::Instant::now();
+        f.load(std::hint::black_box(&grid));
+        best_load = best_load.min(t.elapsed().as_secs_f64());
+    }
+    eprintln!("flood {:.3} us, load {:.3} us", best * 1e6, best_load * 1e6);
 }
