@@ -223,8 +223,9 @@ unsafe fn band_step_avx2<const EIGHT: bool>(
     // SAFETY: offsets stay within rows lo - 1 ..= hi + 1 and their guard words (caller).
     unsafe {
         let ld = |p: usize| _mm256_loadu_si256(s.add(p) as *const __m256i);
-        for y in lo..=hi {
-            let p = lay.off(y as isize);
+        // Half-open range: cheaper loop control than `lo..=hi`.
+        for y in lo..hi + 1 {
+            let p = (y + 1) * stride + 1;
             let cur = ld(p);
             let n = if EIGHT {
                 let col = |q: usize| {
