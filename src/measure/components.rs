@@ -30,18 +30,22 @@ pub(crate) struct Layout {
     pub cols: usize,
     /// Words holding the cells of one row.
     pub wpr: usize,
-    /// Words between row starts: `wpr` plus a guard word on each side.
+    /// `wpr` rounded up to whole `[u64; 4]` chunks (the extra words are zero).
+    pub w4: usize,
+    /// Words between row starts: `w4` plus a guard word on each side.
     pub stride: usize,
 }
 
 impl Layout {
     pub fn new(rows: usize, cols: usize) -> Layout {
         let wpr = cols.div_ceil(64);
+        let w4 = wpr.next_multiple_of(4);
         Layout {
             rows,
             cols,
             wpr,
-            stride: wpr + 2,
+            w4,
+            stride: w4 + 2,
         }
     }
     /// Words in a plane (guard rows included).
@@ -63,8 +67,12 @@ impl Layout {
 
 /// Write the FLOOR plane of `g` (FLOOR = 1, every bit outside the grid 0) into `f`.
 pub(crate) fn floor_plane(g: &Grid, lay: &Layout, f: &mut Vec<u64>) {
-    f.clear();
-    f.resize(lay.len(), 0);
+    // Guards and padding words are never written, so a plane of the right size only needs its
+    // row words rewritten.
+    if f.len() != lay.len() {
+        f.clear();
+        f.resize(lay.len(), 0);
+    }
     let mask = lay.last_mask();
     for y in 0..lay.rows {
         let o = lay.off(y as isize);
@@ -126,8 +134,10 @@ pub(crate) fn fill_down_word_portable(f: u64, s: u64) -> u64 {
 ///
 /// Upward: `f + seed` carries from the lowest seed of each run to the bit above the run, so
 /// `(f + seed) ^ f` (plus the seeds the carry passed over) is each run from its lowest seed up;
-/// the carry out of a word continues the run in the next word. Downward: [`fill_down_word`] from
-/// the words' highest down, carrying bit 0 into bit 63 of the word below.
+/// the carry out of a word continues the run in the next word. Downward: [`fill_down_word`] on
+/// each word independently (so the words' fills overlap instead of waiting on each other), then
+/// a cheap fix-up: the run reaching bit 63 of a word is filled whole when the word above has
+/// bit 0 filled from above. This matters because a flood sweep is a serial chain of row fills.
 #[inline(always)]
 pub(crate) fn fill_row(f: &[u64], seed: &[u64], out: &mut [u64]) {
     let n = f.len();
@@ -138,13 +148,50 @@ pub(crate) fn fill_row(f: &[u64], seed: &[u64], out: &mut [u64]) {
         let (b, c2) = a.overflowing_add(carry);
         out[i] = ((b ^ f[i]) | seed[i]) & f[i];
         carry = (c1 | c2) as u64;
+        // Downward within the word; `out` keeps the seeds, so bit 0 of `down` below is only
+        // set by a seed at or above it in this word.
+        out[i] |= fill_down_word(f[i], seed[i]);
     }
-    let mut cin = 0u64;
+    // `from_above`: bit 0 of word i + 1 is filled by a seed at or above it.
+    let mut from_above = false;
     for i in (0..n).rev() {
-        let s = out[i] | (cin & f[i]);
-        out[i] = fill_down_word(f[i], s);
-        cin = (out[i] & 1) << 63;
+        let fi = f[i];
+        let own = fill_down_word(fi, seed[i]) & 1 == 1;
+        if from_above && fi >> 63 == 1 {
+            out[i] |= !0u64 << (64 - fi.leading_ones());
+        }
+        from_above = own || (from_above && fi == !0);
     }
+}
+
+/// [`fill_row`] for a row of exactly `N` words, fully unrolled.
+#[inline(always)]
+pub(crate) fn fill_row_n<const N: usize>(f: &[u64; 4], seed: &[u64; 4]) -> [u64; 4] {
+    let mut out = [0u64; 4];
+    let mut down = [0u64; 4];
+    let mut carry = 0u64;
+    for i in 0..N {
+        let (a, c1) = f[i].overflowing_add(seed[i]);
+        let (b, c2) = a.overflowing_add(carry);
+        down[i] = fill_down_word(f[i], seed[i]);
+        out[i] = (((b ^ f[i]) | seed[i]) & f[i]) | down[i];
+        carry = (c1 | c2) as u64;
+    }
+    let mut from_above = false;
+    for i in (0..N).rev() {
+        let fi = f[i];
+        if from_above && fi >> 63 == 1 {
+            out[i] |= !0u64 << (64 - fi.leading_ones());
+        }
+        from_above = (down[i] & 1 == 1) || (from_above && fi == !0);
+    }
+    out
+}
+
+/// Four words starting at `o`.
+#[inline(always)]
+fn ld4(v: &[u64], o: usize) -> [u64; 4] {
+    v[o..o + 4].try_into().expect("4 words")
 }
 
 /// Reusable flood-fill state: the floor plane `f`, the claimed plane `s` and row scratch.
@@ -156,6 +203,48 @@ pub(crate) struct Flood {
     cand: Vec<u64>,
     new: Vec<u64>,
     seed: Vec<u64>,
+    pend: Vec<u64>,
+}
+
+/// Lowest set bit at index `>= from` of a bitset.
+#[inline(always)]
+fn next_set(v: &[u64], from: usize) -> Option<usize> {
+    let mut w = from / 64;
+    if w >= v.len() {
+        return None;
+    }
+    let mut m = v[w] & (!0u64 << (from % 64));
+    loop {
+        if m != 0 {
+            return Some(w * 64 + m.trailing_zeros() as usize);
+        }
+        w += 1;
+        if w == v.len() {
+            return None;
+        }
+        m = v[w];
+    }
+}
+
+/// Highest set bit at index `<= from` of a bitset.
+#[inline(always)]
+fn prev_set(v: &[u64], from: usize) -> Option<usize> {
+    let mut w = (from / 64).min(v.len() - 1);
+    let mut m = if w == from / 64 {
+        v[w] & (!0u64 >> (63 - from % 64))
+    } else {
+        v[w]
+    };
+    loop {
+        if m != 0 {
+            return Some(w * 64 + 63 - m.leading_zeros() as usize);
+        }
+        if w == 0 {
+            return None;
+        }
+        w -= 1;
+        m = v[w];
+    }
 }
 
 /// Rows `lo..=hi` touched by a flood and the number of cells it claimed.
@@ -170,6 +259,9 @@ impl Flood {
     /// Load `g` (its FLOOR plane) and clear the claimed plane.
     pub fn load(&mut self, g: &Grid) {
         let lay = Layout::new(g.rows(), g.cols());
+        if lay != self.lay {
+            self.f.clear();
+        }
         self.lay = lay;
         floor_plane(g, &lay, &mut self.f);
         self.s.clear();
@@ -202,33 +294,62 @@ impl Flood {
         debug_assert!(self.is_floor(y, x) && !self.is_claimed(y, x));
         self.seed.fill(0);
         self.seed[x / 64] = 1u64 << (x % 64);
-        let size = self.claim(y, true);
+        let mut total = self.claim(y, true);
         let (mut lo, mut hi) = (y, y);
-        let mut total = size;
+        // Pending rows to examine (bit y + 1 = row y; bits 0 and rows + 1 are the guard rows):
+        // the neighbours of rows that changed. Swept alternately down and up, so a run of
+        // changes down a corridor is followed in one sweep.
         let rows = self.lay.rows;
+        let mut pend = std::mem::take(&mut self.pend);
+        pend.clear();
+        pend.resize((rows + 2).div_ceil(64), 0);
+        let mark = |pend: &mut [u64], b: usize| pend[b / 64] |= 1u64 << (b % 64);
+        mark(&mut pend, y);
+        mark(&mut pend, y + 2);
+        let mut pos = y;
         loop {
-            let mut changed = false;
-            let mut y = lo;
-            while y < rows && y <= hi + 1 {
-                let n = self.grow_row(y, conn);
+            let mut any = false;
+            while let Some(b) = next_set(&pend, pos) {
+                any = true;
+                pend[b / 64] &= !(1u64 << (b % 64));
+                pos = b + 1;
+                if b == 0 || b > rows {
+                    continue;
+                }
+                let n = self.grow_row(b - 1, conn);
                 if n != 0 {
                     total += n;
-                    changed = true;
-                    hi = hi.max(y);
+                    lo = lo.min(b - 1);
+                    hi = hi.max(b - 1);
+                    mark(&mut pend, b - 1);
+                    mark(&mut pend, b + 1);
                 }
-                y += 1;
             }
-            let mut y = hi as isize;
-            while y >= 0 && y as usize + 1 >= lo {
-                let n = self.grow_row(y as usize, conn);
+            pos = pos.min(rows + 1);
+            while let Some(b) = prev_set(&pend, pos) {
+                any = true;
+                pend[b / 64] &= !(1u64 << (b % 64));
+                pos = b.saturating_sub(1);
+                if b == 0 || b > rows {
+                    if b == 0 {
+                        break;
+                    }
+                    continue;
+                }
+                let n = self.grow_row(b - 1, conn);
                 if n != 0 {
                     total += n;
-                    changed = true;
-                    lo = lo.min(y as usize);
+                    lo = lo.min(b - 1);
+                    hi = hi.max(b - 1);
+                    mark(&mut pend, b - 1);
+                    mark(&mut pend, b + 1);
                 }
-                y -= 1;
+                if b == 1 {
+                    break;
+                }
             }
-            if !changed {
+            if !any {
+                self.pend = pend;
                 return Filled {
                     size: total,
                     lo,
@@ -261,6 +382,9 @@ impl Flood {
         let lay = self.lay;
         let o = lay.off(y as isize);
         let (u, d) = (o - lay.stride, o + lay.stride);
+        if lay.w4 == 4 {
+            return self.grow_row4(o, u, d, conn);
+        }
         let s = &self.s;
         let f = &self.f[o..o + lay.wpr];
         let mut any = 0;
@@ -288,6 +412,54 @@ impl Flood {
             return 0;
         }
         self.claim(y, false)
+    }
+
+    /// [`Flood::grow_row`] for rows of one `[u64; 4]` chunk (cols <= 256): fixed-size arrays,
+    /// no bounds checks in the inner loops, so the row work vectorises.
+    #[inline(always)]
+    fn grow_row4(&mut self, o: usize, u: usize, d: usize, conn: Connectivity) -> u32 {
+        let s = &self.s;
+        let (fw, cur) = (ld4(&self.f, o), ld4(s, o));
+        let (up, dn) = (ld4(s, u), ld4(s, d));
+        let mut v = [0u64; 4];
+        match conn {
+            Connectivity::Four => {
+                for j in 0..4 {
+                    v[j] = up[j] | dn[j];
+                }
+            }
+            Connectivity::Eight => {
+                let (ul, dl, ur, dr) = (ld4(s, u - 1), ld4(s, d - 1), ld4(s, u + 1), ld4(s, d + 1));
+                for j in 0..4 {
+                    let a = up[j] | dn[j];
+                    v[j] =
+                        a | (a << 1) | (a >> 1) | ((ul[j] | dl[j]) >> 63) | ((ur[j] | dr[j]) << 63);
+                }
+            }
+        }
+        let mut any = 0;
+        for j in 0..4 {
+            v[j] &= fw[j] & !cur[j];
+            any |= v[j];
+        }
+        if any == 0 {
+            return 0;
+        }
+        let out = match self.lay.wpr {
+            1 => fill_row_n::<1>(&fw, &v),
+            2 => fill_row_n::<2>(&fw, &v),
+            3 => fill_row_n::<3>(&fw, &v),
+            _ => fill_row_n::<4>(&fw, &v),
+        };
+        let mut n = 0;
+        let mut row = cur;
+        for j in 0..4 {
+            n += out[j].count_ones();
+            row[j] |= out[j];
+        }
+        // One whole-row store: the next row's vector load of this row then forwards from it.
+        self.s[o..o + 4].copy_from_slice(&row);
+        n
     }
 
     /// Next unclaimed FLOOR cell at or after row-major position `(y, word)`, as `(y, x)`;

@@ -9,51 +9,56 @@
 use super::Connectivity;
 use super::components::Layout;
 
-/// Number of 4-adjacent (FLOOR, WALL) pairs of cells inside the grid, from the floor plane.
+/// Number of 4-adjacent (FLOOR, WALL) pairs of cells inside the grid, from the floor plane:
+/// popcounts of `row ^ (row >> 1)` (masked to pairs inside the grid) and `row ^ next row`.
 pub(crate) fn boundary(lay: &Layout, f: &[u64]) -> u64 {
-    let w = lay.wpr;
-    // Pairs (x, x + 1) with x + 1 < cols: bit x of `inner` is valid for them.
-    let inner_last = lay.last_mask() >> 1;
+    let (w, w4, stride) = (lay.wpr, lay.w4, lay.stride);
+    // Pairs (x, x + 1) need x + 1 < cols; bits past the grid are zero in `f` anyway.
+    let mut valid = [0u64; 4];
     let mut n = 0u64;
-    for y in 0..lay.rows {
-        let o = lay.off(y as isize);
-        for i in 0..w {
-            let a = f[o + i];
-            let next = (a >> 1) | (f[o + i + 1] << 63);
-            let valid = if i + 1 == w { inner_last } else { !0 };
-            n += ((a ^ next) & valid).count_ones() as u64;
+    for c in (0..w4).step_by(4) {
+        for (j, v) in valid.iter_mut().enumerate() {
+            let i = c + j;
+            *v = if i + 1 < w {
+                !0
+            } else if i + 1 == w {
+                lay.last_mask() >> 1
+            } else {
+                0
+            };
         }
-        if y + 1 < lay.rows {
-            let d = o + lay.stride;
-            for i in 0..w {
-                n += (f[o + i] ^ f[d + i]).count_ones() as u64;
+        let mut acc = [0u64; 4];
+        for y in 0..lay.rows {
+            let o = lay.off(y as isize) + c;
+            let (a, r) = (ld(f, o), ld(f, o + 1));
+            // The last row's vertical pairs would meet the zero guard row: masked off.
+            let dn = if y + 1 < lay.rows {
+                ld(f, o + stride)
+            } else {
+                a
+            };
+            for j in 0..4 {
+                let h = (a[j] ^ ((a[j] >> 1) | (r[j] << 63))) & valid[j];
+                acc[j] += (h.count_ones() + (a[j] ^ dn[j]).count_ones()) as u64;
             }
         }
+        n += acc.iter().sum::<u64>();
     }
     n
 }
 
-/// Row bitset over `rows` (1 bit per row), for the BFS's active rows.
-fn rows_clear(v: &mut Vec<u64>, rows: usize) {
-    v.clear();
-    v.resize(rows.div_ceil(64) + 1, 0);
-}
-
+/// Four words starting at `o` (rows are processed in `[u64; 4]` chunks, which LLVM turns into
+/// AVX2 vectors).
 #[inline(always)]
-fn rows_set(v: &mut [u64], y: usize) {
-    v[y / 64] |= 1u64 << (y % 64);
+fn ld(v: &[u64], o: usize) -> [u64; 4] {
+    v[o..o + 4].try_into().expect("4 words")
 }
 
-/// Scratch for [`Bfs::run`].
+/// Scratch for [`Bfs::run`]: two visited planes (the step is synchronous: double buffered).
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Bfs {
-    /// Visited plane.
-    pub v: Vec<u64>,
-    /// Pre-step copy of the last changed row, and the new row being built (each with guards).
-    saved: Vec<u64>,
-    next: Vec<u64>,
-    active: Vec<u64>,
-    changed: Vec<u64>,
+    a: Vec<u64>,
+    b: Vec<u64>,
 }
 
 /// What a BFS found.
@@ -66,8 +71,13 @@ pub(crate) struct BfsResult {
 }
 
 impl Bfs {
-    /// BFS from FLOOR cell `spawn` over the floor plane `f`. Stops once the exit is reached
-    /// unless `full`; `exit` must be inside the grid if given.
+    /// BFS from FLOOR cell `spawn` over the floor plane `f`: one step dilates the whole visited
+    /// set by one cell (within FLOOR). Stops once the exit is reached unless `full`; `exit` must
+    /// be inside the grid if given.
+    ///
+    /// Only the band of rows next to rows that changed in the previous step can change, so only
+    /// it is computed. The buffer written holds the state of two steps ago; outside the band
+    /// that equals the current state (those rows did not change last step), so it stays valid.
     pub fn run(
         &mut self,
         lay: &Layout,
@@ -77,118 +87,175 @@ impl Bfs {
         exit: Option<(usize, usize)>,
         full: bool,
     ) -> BfsResult {
-        let (rows, w, stride) = (lay.rows, lay.wpr, lay.stride);
-        self.v.clear();
-        self.v.resize(lay.len(), 0);
-        for b in [&mut self.saved, &mut self.next] {
-            b.clear();
-            b.resize(w + 2, 0);
+        let (rows, w4, stride) = (lay.rows, lay.w4, lay.stride);
+        for p in [&mut self.a, &mut self.b] {
+            p.clear();
+            p.resize(lay.len(), 0);
         }
-        rows_clear(&mut self.active, rows);
-        rows_clear(&mut self.changed, rows);
         let (sy, sx) = spawn;
-        self.v[lay.off(sy as isize) + sx / 64] |= 1u64 << (sx % 64);
+        let si = lay.off(sy as isize) + sx / 64;
+        self.a[si] |= 1u64 << (sx % 64);
+        self.b[si] |= 1u64 << (sx % 64);
         let exit_at = exit.map(|(ey, ex)| (ey, lay.off(ey as isize) + ex / 64, 1u64 << (ex % 64)));
         let mut path = (exit == Some(spawn)).then_some(0);
         if path.is_some() && !full {
             return BfsResult { path, depth: 0 };
         }
-        for y in sy.saturating_sub(1)..=(sy + 1).min(rows - 1) {
-            rows_set(&mut self.active, y);
-        }
+        let (mut lo, mut hi) = (sy.saturating_sub(1), (sy + 1).min(rows - 1));
+        let (mut src, mut dst) = (&mut self.a, &mut self.b);
         let mut step = 0u32;
         loop {
             step += 1;
-            let mut any = false;
-            self.changed.fill(0);
-            // Row whose pre-step value is in `saved` (only the row just above matters).
-            let mut saved_row = usize::MAX;
-            for wi in 0..self.active.len() {
-                let mut bits = self.active[wi];
-                while bits != 0 {
-                    let y = wi * 64 + bits.trailing_zeros() as usize;
-                    bits &= bits - 1;
-                    let o = lay.off(y as isize);
-                    let up_saved = saved_row == y.wrapping_sub(1) && y > 0;
-                    let (u, d) = (o - stride, o + stride);
-                    let v = &self.v;
-                    let up: &[u64] = if up_saved {
-                        &self.saved
-                    } else {
-                        &v[u - 1..u + w + 1]
-                    };
-                    let cur = &v[o - 1..o + w + 1];
-                    let dn = &v[d - 1..d + w + 1];
-                    let fr = &f[o..o + w];
-                    let next = &mut self.next[1..w + 1];
-                    let mut diff = 0u64;
+            let (mut clo, mut chi) = (usize::MAX, 0usize);
+            #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+            if w4 == 4 {
+                // Every word read or written lies in rows lo - 1 ..= hi + 1 (guard rows
+                // included) of planes of `lay.len()` words.
+                assert!(src.len() == lay.len() && dst.len() == lay.len() && f.len() == lay.len());
+                // SAFETY: AVX2 is enabled at compile time; bounds as asserted above.
+                (clo, chi) = unsafe {
+                    match conn {
+                        Connectivity::Four => band_step_avx2::<false>(src, dst, f, lay, lo, hi),
+                        Connectivity::Eight => band_step_avx2::<true>(src, dst, f, lay, lo, hi),
+                    }
+                };
+            }
+            let generic = !cfg!(all(target_arch = "x86_64", target_feature = "avx2")) || w4 != 4;
+            for y in (lo..=hi).filter(|_| generic) {
+                let o = lay.off(y as isize);
+                let mut diff = 0u64;
+                for c in (0..w4).step_by(4) {
+                    let p = o + c;
+                    let cur = ld(src, p);
+                    let fw = ld(f, p);
+                    let mut n = [0u64; 4];
                     match conn {
                         Connectivity::Four => {
-                            for i in 0..w {
-                                let c = cur[i + 1];
-                                let h =
-                                    c | (c << 1) | (c >> 1) | (cur[i] >> 63) | (cur[i + 2] << 63);
-                                let n = (h | up[i + 1] | dn[i + 1]) & fr[i];
-                                diff |= n ^ c;
-                                next[i] = n;
+                            let (l, r) = (ld(src, p - 1), ld(src, p + 1));
+                            let (u, d) = (ld(src, p - stride), ld(src, p + stride));
+                            for j in 0..4 {
+                                let x = cur[j];
+                                n[j] = (x
+                                    | (x << 1)
+                                    | (x >> 1)
+                                    | (l[j] >> 63)
+                                    | (r[j] << 63)
+                                    | u[j]
+                                    | d[j])
+                                    & fw[j];
                             }
                         }
                         Connectivity::Eight => {
-                            for i in 0..w {
-                                let a = up[i + 1] | cur[i + 1] | dn[i + 1];
-                                let l = up[i] | cur[i] | dn[i];
-                                let r = up[i + 2] | cur[i + 2] | dn[i + 2];
-                                let n = (a | (a << 1) | (a >> 1) | (l >> 63) | (r << 63)) & fr[i];
-                                diff |= n ^ cur[i + 1];
-                                next[i] = n;
+                            let col = |q: usize| {
+                                let (u, m, d) =
+                                    (ld(src, q - stride), ld(src, q), ld(src, q + stride));
+                                [
+                                    u[0] | m[0] | d[0],
+                                    u[1] | m[1] | d[1],
+                                    u[2] | m[2] | d[2],
+                                    u[3] | m[3] | d[3],
+                                ]
+                            };
+                            let (l, x, r) = (col(p - 1), col(p), col(p + 1));
+                            for j in 0..4 {
+                                n[j] = (x[j]
+                                    | (x[j] << 1)
+                                    | (x[j] >> 1)
+                                    | (l[j] >> 63)
+                                    | (r[j] << 63))
+                                    & fw[j];
                             }
                         }
                     }
-                    if diff == 0 {
-                        saved_row = usize::MAX;
-                        continue;
+                    for j in 0..4 {
+                        diff |= n[j] ^ cur[j];
                     }
-                    any = true;
-                    rows_set(&mut self.changed, y);
-                    // saved <- old row, row <- new.
-                    self.saved[1..w + 1].copy_from_slice(&self.v[o..o + w]);
-                    self.v[o..o + w].copy_from_slice(&self.next[1..w + 1]);
-                    saved_row = y;
-                    if let Some((ey, ei, eb)) = exit_at
-                        && ey == y
-                        && path.is_none()
-                        && self.v[ei] & eb != 0
-                    {
-                        path = Some(step);
-                        if !full {
-                            return BfsResult { path, depth: step };
-                        }
-                    }
+                    dst[p..p + 4].copy_from_slice(&n);
+                }
+                if diff != 0 {
+                    clo = clo.min(y);
+                    chi = y;
                 }
             }
-            if !any {
+            if clo == usize::MAX {
                 return BfsResult {
                     path,
                     depth: step - 1,
                 };
             }
-            // Next active rows: changed rows and their neighbours.
-            let n = self.changed.len();
-            let mut carry_down = 0u64;
-            for i in 0..n {
-                let c = self.changed[i];
-                let above = (c >> 1) | self.changed.get(i + 1).map_or(0, |&h| h << 63);
-                self.active[i] = c | (c << 1) | carry_down | above;
-                carry_down = c >> 63;
+            if let Some((ey, ei, eb)) = exit_at
+                && path.is_none()
+                && (clo..=chi).contains(&ey)
+                && dst[ei] & eb != 0
+            {
+                path = Some(step);
+                if !full {
+                    return BfsResult { path, depth: step };
+                }
             }
-            // Rows >= rows never hold cells: mask them off.
-            let last = rows / 64;
-            self.active[last] &= (1u64 << (rows % 64)) - 1;
-            for a in &mut self.active[last + 1..] {
-                *a = 0;
+            std::mem::swap(&mut src, &mut dst);
+            lo = clo.saturating_sub(1);
+            hi = (chi + 1).min(rows - 1);
+        }
+    }
+}
+
+/// One BFS step over rows `lo..=hi` for rows of exactly one `[u64; 4]` chunk (cols <= 256),
+/// with AVX2: about fifteen instructions per row. Returns the first and last changed rows
+/// (`usize::MAX, 0` if none changed).
+///
+/// # Safety
+/// AVX2 must be available; `src`, `dst` and `f` must be planes of `lay` with `lay.w4 == 4`.
+#[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+#[target_feature(enable = "avx2")]
+unsafe fn band_step_avx2<const EIGHT: bool>(
+    src: &[u64],
+    dst: &mut [u64],
+    f: &[u64],
+    lay: &Layout,
+    lo: usize,
+    hi: usize,
+) -> (usize, usize) {
+    use core::arch::x86_64::*;
+    let stride = lay.stride;
+    let (s, d, fp) = (src.as_ptr(), dst.as_mut_ptr(), f.as_ptr());
+    let (mut clo, mut chi) = (usize::MAX, 0usize);
+    // SAFETY: offsets stay within rows lo - 1 ..= hi + 1 and their guard words (caller).
+    unsafe {
+        let ld = |p: usize| _mm256_loadu_si256(s.add(p) as *const __m256i);
+        // Half-open range: cheaper loop control than `lo..=hi`.
+        for y in lo..hi + 1 {
+            let p = (y + 1) * stride + 1;
+            let cur = ld(p);
+            let n = if EIGHT {
+                let col = |q: usize| {
+                    _mm256_or_si256(_mm256_or_si256(ld(q - stride), ld(q)), ld(q + stride))
+                };
+                let (l, x, r) = (col(p - 1), col(p), col(p + 1));
+                let h = _mm256_or_si256(
+                    _mm256_or_si256(x, _mm256_slli_epi64(x, 1)),
+                    _mm256_or_si256(_mm256_srli_epi64(x, 1), _mm256_srli_epi64(l, 63)),
+                );
+                _mm256_or_si256(h, _mm256_slli_epi64(r, 63))
+            } else {
+                let (l, r) = (ld(p - 1), ld(p + 1));
+                let v = _mm256_or_si256(ld(p - stride), ld(p + stride));
+                let h = _mm256_or_si256(
+                    _mm256_or_si256(cur, _mm256_slli_epi64(cur, 1)),
+                    _mm256_or_si256(_mm256_srli_epi64(cur, 1), _mm256_srli_epi64(l, 63)),
+                );
+                _mm256_or_si256(_mm256_or_si256(h, _mm256_slli_epi64(r, 63)), v)
+            };
+            let n = _mm256_and_si256(n, _mm256_loadu_si256(fp.add(p) as *const __m256i));
+            _mm256_storeu_si256(d.add(p) as *mut __m256i, n);
+            // n contains cur: the row changed unless (n & !cur) == 0.
+            if _mm256_testc_si256(cur, n) == 0 {
+                clo = clo.min(y);
+                chi = y;
             }
         }
     }
+    (clo, chi)
 }
 
 /// Scratch for [`MinWidth::run`].

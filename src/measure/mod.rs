@@ -321,7 +321,11 @@ impl Measurer {
         }
         let (sy, sx) = cfg.spawn;
         let spawn_floor = sy < lay.rows && sx < lay.cols && self.flood.is_floor(sy, sx);
-        let spawn_size = if spawn_floor {
+        // The spawn's flood serves the component metrics and min_width; the path metrics alone
+        // do not need it (the BFS finds reachability itself), so it is skipped for them.
+        let flood_spawn =
+            spawn_floor && set.any(&[Components, LargestFraction, ConnectedFraction, MinWidth]);
+        let spawn_size = if flood_spawn {
             self.flood.flood_from(sy, sx, conn).size
         } else {
             0
@@ -338,7 +342,8 @@ impl Measurer {
         }
         let exit = cfg.exit.filter(|&(y, x)| y < lay.rows && x < lay.cols);
         // Exit outside the spawn's component: unreachable, no BFS needed for the path.
-        let exit_reachable = exit.is_some_and(|(y, x)| spawn_floor && self.flood.is_claimed(y, x));
+        let exit_reachable =
+            exit.is_some_and(|(y, x)| spawn_floor && (!flood_spawn || self.flood.is_claimed(y, x)));
         if spawn_floor && set.contains(MinWidth) {
             self.comp.clear();
             self.comp.extend_from_slice(&self.flood.s);

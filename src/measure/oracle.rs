@@ -148,10 +148,23 @@ pub fn measure(g: &ByteGrid, cfg: &MeasureConfig) -> Values {
             n as f64 / floor_n as f64
         }
     };
-    let (_, sizes) = components(g, conn);
+    // Only what the requested metrics need, so benchmarks compare like with like.
+    let sizes = if set.contains(Metric::Components) || set.contains(Metric::LargestFraction) {
+        components(g, conn).1
+    } else {
+        Vec::new()
+    };
     let (sy, sx) = cfg.spawn;
     let spawn_floor = sy < g.rows && sx < g.cols && g.get(sy, sx) == 0;
-    let dist = if spawn_floor {
+    let need_dist = [
+        Metric::ConnectedFraction,
+        Metric::PathLength,
+        Metric::ReachDepth,
+        Metric::MinWidth,
+    ]
+    .iter()
+    .any(|&m| set.contains(m));
+    let dist = if spawn_floor && need_dist {
         distances(g, (sy, sx), conn)
     } else {
         vec![u32::MAX; g.rows * g.cols]

@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 use rand_core::Rng;
 
-use super::components::{fill_down_word, fill_down_word_portable, fill_row};
+use super::components::{fill_down_word, fill_down_word_portable, fill_row, fill_row_n};
 use super::*;
 use crate::oracle::ByteGrid;
 
@@ -49,9 +49,15 @@ fn cfg(conn: Connectivity, spawn: (usize, usize), exit: Option<(usize, usize)>) 
     }
 }
 
+thread_local! {
+    /// One measurer reused across every test grid of a thread, so scratch reuse across shapes
+    /// (stale planes, lazily grown buffers) is exercised by the oracle comparisons.
+    static SHARED: std::cell::RefCell<Measurer> = std::cell::RefCell::new(Measurer::new());
+}
+
 fn measure(grid: &Grid, c: &MeasureConfig) -> Values {
     let mut v = EMPTY_VALUES;
-    Measurer::new().measure(grid, c, &mut v);
+    SHARED.with(|m| m.borrow_mut().measure(grid, c, &mut v));
     v
 }
 
@@ -101,7 +107,7 @@ fn naive_down(f: u64, s: u64) -> u64 {
     let mut out = 0;
     for q in 0..64 {
         if s >> q & 1 == 1 {
-            let mut j = q as i32;
+            let mut j: i32 = q;
             while j >= 0 && f >> j & 1 == 1 {
                 out |= 1 << j;
                 j -= 1;
@@ -130,7 +136,19 @@ proptest! {
         let seed: Vec<u64> = f.iter().zip(&seeds).map(|(&a, &b)| a & b & b.rotate_left(13) & b.rotate_left(29)).collect();
         let mut out = vec![0; f.len()];
         fill_row(&f, &seed, &mut out);
-        prop_assert_eq!(out, naive_fill(&f, &seed));
+        let want = naive_fill(&f, &seed);
+        prop_assert_eq!(&out, &want);
+        // The unrolled fixed-width form, on a zero-padded 4-word row.
+        let (mut f4, mut s4) = ([0u64; 4], [0u64; 4]);
+        f4[..f.len()].copy_from_slice(&f);
+        s4[..f.len()].copy_from_slice(&seed);
+        let got = match f.len() {
+            1 => fill_row_n::<1>(&f4, &s4),
+            2 => fill_row_n::<2>(&f4, &s4),
+            3 => fill_row_n::<3>(&f4, &s4),
+            _ => fill_row_n::<4>(&f4, &s4),
+        };
+        prop_assert_eq!(&got[..f.len()], &want[..]);
     }
 }
 
@@ -159,6 +177,8 @@ fn cols_strategy() -> impl Strategy<Value = usize> {
         Just(64),
         Just(65),
         Just(130),
+        Just(257),
+        Just(300),
         1usize..200
     ]
 }
@@ -176,7 +196,8 @@ proptest! {
         let grid = random_grid(rows, cols, wall_p, seed);
         let bg = ByteGrid::from_grid(&grid);
         let (labels, sizes) = oracle::components(&bg, conn);
-        let mut m = Measurer::new();
+        let shared = SHARED.with(|m| m.take());
+        let mut m = shared;
         let c = m.components(&grid, conn);
         prop_assert_eq!(c.count(), sizes.len());
         prop_assert_eq!(c.sizes(), &sizes[..]);
@@ -187,6 +208,7 @@ proptest! {
             }
         }
         prop_assert_eq!(c.label(rows, 0), None);
+        SHARED.with(|s| *s.borrow_mut() = m);
     }
 
     #[test]
@@ -369,7 +391,7 @@ fn hand_min_width() {
         v(&ring_stray, Connectivity::Four, (1, 1), None)[Metric::MinWidth.index()],
         1.0
     );
-    let ring_iso = ring.replacen("#########\n", "#########\n", 1) + ".........\n";
+    let ring_iso = ring.to_string() + ".........\n";
     // Last row floor, separated by the wall row: a 1-high strip not in the spawn's component.
     assert_eq!(
         v(&ring_iso, Connectivity::Four, (1, 1), None)[Metric::MinWidth.index()],
