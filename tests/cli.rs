@@ -394,7 +394,7 @@ fn sweep_resumes_after_a_kill_with_identical_files() {
 fn sigterm_checkpoints_and_exits_130() {
     let d = scratch("sigterm");
     let out = d.join("o");
-    let mut child = bin()
+    let child = bin()
         .args([
             "sweep",
             "--seeds",

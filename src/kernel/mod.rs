@@ -54,17 +54,26 @@ pub fn is_specialised(rule: Rule) -> bool {
     )
 }
 
-/// One sync Moore step of `g` in place, using `tmp` (same shape) as the other buffer.
-pub fn step_sync(g: &mut Grid, tmp: &mut Grid, birth: u16, survive: u16, outside: Outside) {
+/// One sync Moore step of `g` in place, using `tmp` (same shape) as the other buffer; with
+/// `border` solid the outer ring is forced to WALL in the same pass.
+pub fn step_sync(
+    g: &mut Grid,
+    tmp: &mut Grid,
+    birth: u16,
+    survive: u16,
+    outside: Outside,
+    border: Border,
+) {
     g.prepare_edges(outside);
-    with_rule!(birth, survive, step_grid_call(g, tmp));
+    let solid = border == Border::Solid;
+    with_rule!(birth, survive, step_grid_call(g, tmp, solid));
     g.clear_edges_after(outside);
     std::mem::swap(g, tmp);
 }
 
 #[inline(always)]
-fn step_grid_call<R: sync::RuleEval>(g: &Grid, tmp: &mut Grid, r: R) {
-    sync::step_grid(g, tmp, r)
+fn step_grid_call<R: sync::RuleEval>(g: &Grid, tmp: &mut Grid, solid: bool, r: R) {
+    sync::step_grid(g, tmp, r, solid)
 }
 
 /// One sync Moore step of all four grids of a batch.
@@ -141,7 +150,8 @@ impl Stepper {
         match (pass.rule, pass.update) {
             (Rule::Moore { birth, survive }, Update::Sync) => {
                 let tmp = self.tmp_for(g);
-                step_sync(g, tmp, birth, survive, pass.outside);
+                // The sync kernel applies the border in the same pass.
+                return step_sync(g, tmp, birth, survive, pass.outside, pass.border);
             }
             // `R1 >= t` alone is a Moore rule: use the (faster) sync kernel.
             (
@@ -153,7 +163,7 @@ impl Stepper {
             ) => {
                 let (birth, survive) = r1_as_moore(r1_min);
                 let tmp = self.tmp_for(g);
-                step_sync(g, tmp, birth, survive, pass.outside);
+                return step_sync(g, tmp, birth, survive, pass.outside, pass.border);
             }
             (Rule::TwoRadius { r1_min, r2_max }, Update::Sync) => {
                 let tmp = self.tmp_for(g);

@@ -121,7 +121,10 @@ fn store4(raw: &mut [u64], o: usize, v: u64x4) {
 /// One sync step `src -> dst` on prepared edges. `src` must have had
 /// [`Grid::prepare_edges`] called; `dst` must have the same shape. The last vector of each row
 /// is masked, so `dst`'s padding bits and words end zero with no extra pass.
-pub fn step_grid<R: RuleEval>(src: &Grid, dst: &mut Grid, rule: R) {
+///
+/// With `solid_border` the outer ring is forced to WALL as each vector is stored (one OR per
+/// vector), instead of a second pass over the grid.
+pub fn step_grid<R: RuleEval>(src: &Grid, dst: &mut Grid, rule: R, solid_border: bool) {
     assert_eq!((src.rows(), src.cols()), (dst.rows(), dst.cols()));
     let rows = src.rows() as isize;
     let stride = src.stride();
@@ -138,17 +141,38 @@ pub fn step_grid<R: RuleEval>(src: &Grid, dst: &mut Grid, rule: R) {
             std::cmp::Ordering::Greater => 0,
         };
     }
+    // The border: bit 0 of word 0 and the last column's bit, on every row.
+    let mut edge = [[0u64; 4]; 2]; // [first vector, last vector]
+    if solid_border {
+        edge[0][0] = 1;
+        let lc = src.cols() - 1;
+        edge[1][lc / 64 - 4 * (nvec - 1)] |= 1u64 << (lc % 64);
+        if nvec == 1 {
+            edge[0][lc / 64] |= 1u64 << (lc % 64);
+        }
+    }
     let last = u64x4::from(last);
     let out = dst.raw_mut();
     for i in 0..nvec {
         let m = if i + 1 == nvec { last } else { u64x4::MAX };
+        // Border bits of this vector, and the all-wall value of the first and last rows.
+        let e = u64x4::from(match i {
+            0 => edge[0],
+            _ if i + 1 == nvec => edge[1],
+            _ => [0; 4],
+        });
+        let full = if solid_border { m } else { u64x4::ZERO };
         let base = src.row_offset(-1) + 4 * i;
         let mut above = hrow(base);
         let mut here = hrow(base + stride);
         for y in 0..rows {
             let o = base + (y as usize + 1) * stride;
             let below = hrow(o + stride);
-            store4(out, o, rule.next(&above, &here, &below, load4(raw, o)) & m);
+            let mut v = (rule.next(&above, &here, &below, load4(raw, o)) & m) | e;
+            if y == 0 || y == rows - 1 {
+                v |= full;
+            }
+            store4(out, o, v);
             above = here;
             here = below;
         }
