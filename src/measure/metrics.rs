@@ -2,9 +2,10 @@
 //! distances (path length and reach depth) and minimum width by erosion and dilation.
 //!
 //! All work on the planes of [`super::components`] (FLOOR = 1, zero guards). The BFS is the
-//! expensive part, so it advances the whole frontier one distance step per sweep, touches only
-//! rows next to a row that changed in the previous step, and updates the visited plane in place
-//! while keeping the pre-step copy of the row above (so the step is synchronous).
+//! expensive part, so it advances the whole frontier one distance step per sweep (a dilation of
+//! the visited plane within FLOOR, double-buffered so the step is synchronous), computes only the
+//! band of rows between the first and last rows that changed in the previous step (plus one on
+//! each side), and for rows of at most 256 cells does each row with a handful of AVX2 instructions.
 
 use super::Connectivity;
 use super::components::Layout;
