@@ -15,8 +15,8 @@
 //!    [`fill_row`] (an add-with-carry fills each run upward from its lowest seed, a
 //!    `pext`/`pdep` subtraction fills it downward, both chained across the words of the row).
 //!
-//! Rows are swept downward and upward within a growing window of rows until a full round
-//! changes nothing. The claimed plane only ever holds whole components, so one plane serves all
+//! Only rows next to a row that changed are re-examined (a pending-row bitset), swept alternately
+//! downward and upward until nothing is pending. The claimed plane only ever holds whole components, so one plane serves all
 //! floods of a labelling: a finished component never has unclaimed floor next to it.
 
 use crate::grid::Grid;

@@ -2,9 +2,10 @@
 //! distances (path length and reach depth) and minimum width by erosion and dilation.
 //!
 //! All work on the planes of [`super::components`] (FLOOR = 1, zero guards). The BFS is the
-//! expensive part, so it advances the whole frontier one distance step per sweep, touches only
-//! rows next to a row that changed in the previous step, and updates the visited plane in place
-//! while keeping the pre-step copy of the row above (so the step is synchronous).
+//! expensive part, so it advances the whole frontier one distance step per sweep (a dilation of
+//! the visited plane within FLOOR, double-buffered so the step is synchronous), computes only the
+//! band of rows between the first and last rows that changed in the previous step (plus one on
+//! each side), and for rows of at most 256 cells does each row with a handful of AVX2 instructions.
 
 use super::Connectivity;
 use super::components::Layout;
@@ -232,19 +233,11 @@ unsafe fn band_step_avx2<const EIGHT: bool>(
                     _mm256_or_si256(_mm256_or_si256(ld(q - stride), ld(q)), ld(q + stride))
                 };
                 let (l, x, r) = (col(p - 1), col(p), col(p + 1));
-                let h = _mm256_or_si256(
-                    _mm256_or_si256(x, _mm256_slli_epi64(x, 1)),
-                    _mm256_or_si256(_mm256_srli_epi64(x, 1), _mm256_srli_epi64(l, 63)),
-                );
-                _mm256_or_si256(h, _mm256_slli_epi64(r, 63))
+                _mm256_or_si256(x, shift_pair(x, l, r))
             } else {
                 let (l, r) = (ld(p - 1), ld(p + 1));
                 let v = _mm256_or_si256(ld(p - stride), ld(p + stride));
-                let h = _mm256_or_si256(
-                    _mm256_or_si256(cur, _mm256_slli_epi64(cur, 1)),
-                    _mm256_or_si256(_mm256_srli_epi64(cur, 1), _mm256_srli_epi64(l, 63)),
-                );
-                _mm256_or_si256(_mm256_or_si256(h, _mm256_slli_epi64(r, 63)), v)
+                _mm256_or_si256(_mm256_or_si256(cur, shift_pair(cur, l, r)), v)
             };
             let n = _mm256_and_si256(n, _mm256_loadu_si256(fp.add(p) as *const __m256i));
             _mm256_storeu_si256(d.add(p) as *mut __m256i, n);
@@ -256,6 +249,34 @@ unsafe fn band_step_avx2<const EIGHT: bool>(
         }
     }
     (clo, chi)
+}
+
+/// `(x << 1) | (x >> 1)` of a 256-bit row chunk as one bit string, given the chunk `l` one word
+/// lower and `r` one word higher (their bits 63 / 0 carry across the word boundaries). With
+/// AVX-512 VBMI2 each side is one funnel shift instead of two shifts and an OR.
+#[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+#[inline(always)]
+fn shift_pair(
+    x: core::arch::x86_64::__m256i,
+    l: core::arch::x86_64::__m256i,
+    r: core::arch::x86_64::__m256i,
+) -> core::arch::x86_64::__m256i {
+    use core::arch::x86_64::*;
+    #[cfg(all(target_feature = "avx512vbmi2", target_feature = "avx512vl"))]
+    {
+        // SAFETY: both features are enabled at compile time.
+        unsafe { _mm256_or_si256(_mm256_shldi_epi64::<1>(x, l), _mm256_shrdi_epi64::<1>(x, r)) }
+    }
+    #[cfg(not(all(target_feature = "avx512vbmi2", target_feature = "avx512vl")))]
+    {
+        // SAFETY: AVX2 is enabled at compile time.
+        unsafe {
+            _mm256_or_si256(
+                _mm256_or_si256(_mm256_slli_epi64(x, 1), _mm256_srli_epi64(l, 63)),
+                _mm256_or_si256(_mm256_srli_epi64(x, 1), _mm256_slli_epi64(r, 63)),
+            )
+        }
+    }
 }
 
 /// Scratch for [`MinWidth::run`].
