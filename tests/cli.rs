@@ -158,6 +158,29 @@ fn bad_input_gives_one_line_errors() {
     assert_clean_error(&["run", "--set", "steps"], "KEY=VALUE");
     assert_clean_error(&["run", "--set", "spawn=500,1"], "spawn");
     assert_clean_error(&["run", "--set", "outside=torus"], "outside");
+    // Every --set key rejects a bad value, naming the key.
+    for (kv, key) in [
+        ("rows=abc", "rows:"),
+        ("cols=-3", "cols:"),
+        ("fill=nan", "fill:"),
+        ("floor=99999", "fill:"),
+        ("steps=-1", "steps:"),
+        ("steps=200000", "pass 1:"),
+        ("rule=B5678S5678", "rule:"),
+        ("rule=", "rule:"),
+        ("border=thick", "border:"),
+        ("update=inplace", "update:"),
+        ("rng=pcg", "rng:"),
+        ("spawn=1", "spawn:"),
+        ("exit=3,x", "exit:"),
+        ("exit=900,900", "exit:"),
+        ("connectivity=6", "connectivity:"),
+        ("post=smooth", "post:"),
+        ("post=remove-small x", "post:"),
+    ] {
+        assert_clean_error(&["run", "--set", kv], key);
+    }
+    assert_clean_error(&["run", "--set", "rng=numpy", "--preset", "nethack-mines"], "rng:");
     assert_clean_error(
         &["run", "--recipe", "/nonexistent/r.toml"],
         "cannot read recipe",
@@ -168,8 +191,20 @@ fn bad_input_gives_one_line_errors() {
     assert_clean_error(&["reproduce", "book"], "unknown experiment");
     let d = scratch("bad-recipe");
     let f = d.join("r.toml");
-    fs::write(&f, "name = \"x\"\nrows = 10\n").unwrap();
-    assert_clean_error(&["run", "--recipe", f.to_str().unwrap()], "recipe");
+    let good = stdout(&run(&["presets", "chapter-strict"]));
+    for (text, needle) in [
+        ("name = \"x\"\nrows = 10\n".to_string(), "missing field"),
+        (good.replace("rows = 90", "rows = 0"), "empty"),
+        (good.replace("p = 0.45", "p = 2.0"), "fill:"),
+        (good.replace("B5678/S5678", "B5678/Q5678"), "pass 1:"),
+        (good.replace("outside = \"floor\"", "outside = \"lava\""), "pass 1:"),
+        (good.replace("kind = \"bernoulli\"", "kind = \"perlin\""), "recipe"),
+        (format!("{good}\n[extra]\nx = 1\n"), "unknown field"),
+        ("this is not toml".to_string(), "recipe"),
+    ] {
+        fs::write(&f, text).unwrap();
+        assert_clean_error(&["run", "--recipe", f.to_str().unwrap()], needle);
+    }
     let out = d.join("o");
     let out = out.to_str().unwrap();
     assert_clean_error(&["sweep", "--seeds", "5..5", "--out", out], "--seeds");
