@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Plots and tables for results/variants/, from one ungated-in-effect sweep per preset.
+"""Plots and tables for results/variants/, from one 10,000-seed sweep per preset.
 
 Why this exists: `cavesweep sweep` evaluates one gate per sweep (its clauses ANDed), but the
 report wants pass rates for several *named* gates ("playable", "open", ...) that share clauses.
@@ -38,7 +38,7 @@ GATES = [
     ("playable", ["connected_fraction>=0.99", "floor_fraction>=0.4"],
      "the spawn reaches >= 99% of the floor and the floor is >= 40% of the map"),
     ("open", ["floor_fraction>=0.6"], "the floor is >= 60% of the map"),
-    ("one piece", ["components<=1"], "all floor is one 4- (nethack-mines: 8-) connected component"),
+    ("one piece", ["components<=1"], "all floor is one connected component (the recipe's connectivity)"),
     ("spawn on floor", ["min_width>=1"], "the spawn cell is FLOOR (min_width is 0 for a WALL spawn)"),
     ("no bottleneck", ["min_width>=2"],
      "every cell of the spawn's component lies in an all-floor 2x2 square (no 1-wide passage)"),
@@ -322,6 +322,9 @@ def readme(presets, out, args):
              "`no bottleneck` is strict by construction: a single floor cell of the spawn's component "
              "that no all-floor 2x2 square covers (a 1-wide nook or passage) fails it, which is why it "
              "almost never passes on these rules.")
+    L.append("")
+    conn = ", ".join(f"{p.name} {p.recipe.get('connectivity', 4)}" for p in presets)
+    L.append(f"Connectivity per recipe (components, connected fraction, reach depth): {conn}.")
     L.append("")
     L.append("## Wall fraction per step")
     L.append("")
