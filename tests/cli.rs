@@ -180,7 +180,10 @@ fn bad_input_gives_one_line_errors() {
     ] {
         assert_clean_error(&["run", "--set", kv], key);
     }
-    assert_clean_error(&["run", "--set", "rng=numpy", "--preset", "nethack-mines"], "rng:");
+    assert_clean_error(
+        &["run", "--set", "rng=numpy", "--preset", "nethack-mines"],
+        "rng:",
+    );
     assert_clean_error(
         &["run", "--recipe", "/nonexistent/r.toml"],
         "cannot read recipe",
@@ -197,8 +200,14 @@ fn bad_input_gives_one_line_errors() {
         (good.replace("rows = 90", "rows = 0"), "empty"),
         (good.replace("p = 0.45", "p = 2.0"), "fill:"),
         (good.replace("B5678/S5678", "B5678/Q5678"), "pass 1:"),
-        (good.replace("outside = \"floor\"", "outside = \"lava\""), "pass 1:"),
-        (good.replace("kind = \"bernoulli\"", "kind = \"perlin\""), "recipe"),
+        (
+            good.replace("outside = \"floor\"", "outside = \"lava\""),
+            "pass 1:",
+        ),
+        (
+            good.replace("kind = \"bernoulli\"", "kind = \"perlin\""),
+            "recipe",
+        ),
         (format!("{good}\n[extra]\nx = 1\n"), "unknown field"),
         ("this is not toml".to_string(), "recipe"),
     ] {

@@ -153,5 +153,8 @@ fn nethack_passes_match_mkmap_transcription() {
         pass_buffered(&mut levl, |c| c < 3);
         assert_eq!(g.to_text(), from_levl(&levl), "seed {seed}: pass 3");
     }
-    assert!(differ_from_sync > 250, "in-place pass 1 should usually differ from a sync one");
+    assert!(
+        differ_from_sync > 250,
+        "in-place pass 1 should usually differ from a sync one"
+    );
 }

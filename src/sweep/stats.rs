@@ -2,7 +2,7 @@
 //!
 //! Every accumulator is a sum of integers, so merging chunks in any order, on any number of
 //! threads or machines, gives bit-identical results (floating-point sums would depend on the
-//! order). A value is recorded as a fixed-point integer: fractions (in [0, 1]) at 2^-32, counts
+//! order). A value is recorded as a fixed-point integer: fractions (in [0, 1]) at 2^-40, counts
 //! exactly. Mean and standard deviation come from the exact sums `n`, `Σq`, `Σq²` (i128);
 //! minimum and maximum are exact; quantiles come from an HDR histogram of the value at 3
 //! significant digits (fractions scaled by 10^6 first), so p05/p50/p95 are within 0.1% of a
@@ -16,8 +16,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::measure::{GateResult, Metric, MetricSet, Values};
 
-/// Fixed-point scale of fractions in the sums.
-const FRAC_FIX: f64 = 4_294_967_296.0; // 2^32
+/// Fixed-point scale of fractions in the sums: 2^40, so a fraction is rounded by at most 2^-41
+/// and `Σq²` (each term <= 2^80) cannot overflow an i128 before 2^46 caves.
+const FRAC_FIX: f64 = 1_099_511_627_776.0; // 2^40
 /// Scale of fractions in the histograms.
 const FRAC_HIST: f64 = 1e6;
 /// Significant digits kept by the histograms.
@@ -166,14 +167,16 @@ impl Acc {
             var_q.max(0.0).sqrt() / fix
         };
         let q = |p: f64| self.hist.value_at_quantile(p) as f64 / self.kind.hist();
+        // Fixed-point rounding and histogram buckets can land a hair outside the exact range.
+        let clamp = |v: f64| v.clamp(self.min, self.max);
         Summary {
             n: self.n,
-            mean,
+            mean: clamp(mean),
             sd,
             min: self.min,
-            p05: q(0.05).max(self.min),
-            p50: q(0.50).clamp(self.min, self.max),
-            p95: q(0.95).min(self.max),
+            p05: clamp(q(0.05)),
+            p50: clamp(q(0.50)),
+            p95: clamp(q(0.95)),
             max: self.max,
         }
     }
@@ -419,6 +422,19 @@ mod tests {
             let upto = sorted.iter().filter(|&&v| (v as f64) <= s.p50).count() as f64;
             prop_assert!(below / n <= 0.5 && upto / n >= 0.5, "p50 {} of {:?}", s.p50, sorted);
         }
+    }
+
+    #[test]
+    fn constant_values_summarise_to_themselves() {
+        let v = 839.0 / 1463.0;
+        let mut a = Acc::new(Kind::Fraction);
+        (0..1000).for_each(|_| a.record(v));
+        let s = a.summary();
+        assert_eq!(
+            (s.min, s.max, s.mean, s.p05, s.p50, s.p95),
+            (v, v, v, v, v, v)
+        );
+        assert_eq!(s.sd, 0.0);
     }
 
     #[test]
