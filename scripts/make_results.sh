@@ -8,6 +8,7 @@
 #   chapter   cavesweep reproduce chapter               -> results/chapter/
 #   variants  one 10,000-seed sweep per preset + plots   -> results/variants/
 #   gallery   a typical cave per preset + the chapter's seed 42 (numpy RNG) -> results/gallery/
+#   kernels   cargo bench --bench kernels --bench inplace -> results/kernels.md (SKIP_BENCH=1 skips)
 #   bench     cavesweep bench --seconds 3                -> results/bench/      (SKIP_BENCH=1 skips;
 #             BENCH_SECONDS=S changes the 3, e.g. for a quick smoke test)
 #   peers     scripts/peers.sh, if present              -> results/peers.md    (SKIP_PEERS=1 skips)
@@ -141,6 +142,18 @@ do_bench() {
   } >results/bench/README.md
 }
 
+do_kernels() {
+  cargo bench --bench kernels
+  cargo bench --bench inplace
+  # Instruction census of the sync kernel: proof the SIMD path (ymm registers) is compiled in.
+  objdump -d --no-show-raw-insn -C "$BIN" |
+    awk '/<cavesweep::kernel::step_sync>:/ { p = 1; next } p && /^$/ { exit } p' |
+    grep -oE '\bv[a-z0-9]+ .*%ymm' | awk '{ print $1 }' | sort | uniq -c | sort -rn | head -n 12 \
+    >"$WORK/step_sync_asm.txt" || true
+  python3 scripts/kernels_report.py --out results/kernels.md --provenance "$PROV" \
+    --asm "$WORK/step_sync_asm.txt"
+}
+
 do_peers() {
   if [ -f scripts/peers.sh ]; then
     bash scripts/peers.sh
@@ -162,6 +175,7 @@ do_index() {
       "chapter/report.md|The book chapter's experiment replayed bit for bit (numpy RNG, seeds 0..199): its claims beside our measurements." \
       "variants/README.md|Every preset over 10,000 seeds: final metrics, gate pass rates, wall-fraction trajectories (plots)." \
       "gallery/README.md|A typical cave per preset and the chapter's seed 42, as PNGs." \
+      "kernels.md|The step kernels against the scalar oracle, in cell updates per second." \
       "bench/README.md|Throughput per preset (1 thread, all threads, kernels, the scalar oracle)." \
       "peers.md|cavesweep beside the chapter's numpy code, mapgen and the oracle, same work per seed."; do
       if [ -f "results/${line%%|*}" ]; then
@@ -180,7 +194,12 @@ echo "presets: ${PRESETS[*]}" >&2
 stage chapter do_chapter
 stage variants do_variants
 stage gallery do_gallery
-if [ "${SKIP_BENCH:-0}" = 1 ]; then echo "== [bench] skipped (SKIP_BENCH=1)" >&2; else stage bench do_bench; fi
+if [ "${SKIP_BENCH:-0}" = 1 ]; then
+  echo "== [kernels, bench] skipped (SKIP_BENCH=1)" >&2
+else
+  stage kernels do_kernels
+  stage bench do_bench
+fi
 if [ "${SKIP_PEERS:-0}" = 1 ]; then echo "== [peers] skipped (SKIP_PEERS=1)" >&2; else stage peers do_peers; fi
 stage index do_index
 T_END=$(date +%s.%N)
