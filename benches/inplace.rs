@@ -7,7 +7,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use cavesweep::grid::Grid;
-use cavesweep::kernel::inplace::{InplaceScratch, step_inplace};
+use cavesweep::kernel::inplace::{InplaceScratch, step_inplace, transpose};
 use cavesweep::kernel::tworadius::step_two_radius;
 use cavesweep::oracle::ByteGrid;
 use cavesweep::rule::{Border, Outside, Pass, Rule, Update};
@@ -107,5 +107,19 @@ fn two_radius(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, inplace, two_radius);
+/// The two transposes a column-major in-place step costs on NetHack's 19x77 area.
+fn transposes(c: &mut Criterion) {
+    let start = noise(19, 77, 3);
+    let mut t = Grid::new(77, 19).unwrap();
+    let mut back = Grid::new(19, 77).unwrap();
+    c.bench_function("transpose_round_trip_19x77", |b| {
+        b.iter(|| {
+            transpose(black_box(&start), &mut t);
+            transpose(&t, &mut back);
+            black_box(&back);
+        })
+    });
+}
+
+criterion_group!(benches, inplace, two_radius, transposes);
 criterion_main!(benches);
