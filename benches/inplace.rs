@@ -50,6 +50,17 @@ fn inplace(c: &mut Criterion) {
                 black_box(&g);
             })
         });
+        if order == Update::InPlaceColMajor {
+            // The column-major overhead on its own: transpose there and back.
+            let mut t = Grid::new(77, 19).unwrap();
+            group.bench_function("transpose_round_trip", |b| {
+                b.iter(|| {
+                    transpose(&start, &mut t);
+                    transpose(&t, &mut g);
+                    black_box(&g);
+                })
+            });
+        }
         let pass = Pass {
             rule,
             outside: Outside::Wall,

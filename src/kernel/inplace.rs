@@ -29,7 +29,10 @@
 //! Ops per 64-cell word (row-major, NetHack's `B678/S45678` specialised): 15 shifts/ors to form
 //! the 7 neighbour words, 20 for the 7->3 carry-save count, ~12 for the rule pair (p, t) after
 //! constant folding (~75 for a rule only known at run time), 11 for the chain (1 `pclmulqdq`),
-//! plus ~6 loads/stores: about 65 ops, i.e. ~1 op per cell.
+//! plus ~6 loads/stores: about 65 ops, i.e. ~1 op per cell. Grids at most 64 wide (the
+//! transposed 19x77 NetHack area is 77 rows of one word) take a register-resident path without
+//! guard preparation, since there the whole scan is one dependency chain through the rows.
+//! The transposes cost 64x64 block swaps: 6 rounds x 32 pairs x 6 ops, vectorised.
 
 use crate::grid::Grid;
 use crate::rule::{Outside, Rule, Update};
@@ -204,6 +207,10 @@ fn rows_kernel(g: &mut Grid, birth: u16, survive: u16, outside: Outside) {
     let mask = g.last_word_mask();
     let wrap = outside == Outside::Wrap;
     debug_assert!(!wrap || (rows >= 2 && cols >= 3));
+    if wpr == 1 && !wrap {
+        rows_kernel_narrow(g, birth, survive, outside == Outside::Wall);
+        return;
+    }
     g.prepare_edges(outside);
     let off = |y: isize| ((y + 1) as usize) * stride + 1;
     let raw = g.raw_mut();
@@ -215,26 +222,15 @@ fn rows_kernel(g: &mut Grid, birth: u16, survive: u16, outside: Outside) {
         let old_last = bit(raw, co, cols - 1);
         // Rows are contiguous: take the three rows (with guards) as slices to drop bounds checks.
         for i in 0..wpr {
-            let (al, a, ar) = (raw[ao + i - 1], raw[ao + i], raw[ao + i + 1]);
-            let (bl, b, br) = (raw[bo + i - 1], raw[bo + i], raw[bo + i + 1]);
-            let (c, cr) = (raw[co + i], raw[co + i + 1]);
-            let a_l = (a << 1) | (al >> 63);
-            let a_r = (a >> 1) | (ar << 63);
-            let b_l = (b << 1) | (bl >> 63);
-            let b_r = (b >> 1) | (br << 63);
-            let c_r = (c >> 1) | (cr << 63);
-            let (sa, ca) = fa(a_l, a, a_r);
-            let (sb, cb) = fa(b_l, b, b_r);
-            let (n0, c1) = fa(sa, sb, c_r);
-            let (n1, n2) = fa(ca, cb, c1);
-            // Rule with L = 0 (count n) and L = 1 (count n + 1).
-            let p0b = table8(birth, n0, n1, n2);
-            let p0s = table8(survive, n0, n1, n2);
-            let p1b = table8(birth >> 1, n0, n1, n2);
-            let p1s = table8(survive >> 1, n0, n1, n2);
-            let p = p0b ^ ((p0b ^ p0s) & c);
-            let q = p1b ^ ((p1b ^ p1s) & c);
-            let new = chain(p, p ^ q, cin);
+            let c = raw[co + i];
+            let new = word_step(
+                birth,
+                survive,
+                [raw[ao + i - 1], raw[ao + i], raw[ao + i + 1]],
+                [c, raw[co + i + 1]],
+                [raw[bo + i - 1], raw[bo + i], raw[bo + i + 1]],
+                cin,
+            );
             cin = new >> 63;
             raw[co + i] = if i + 1 == wpr {
                 // Keep the prepared padding bits (outside values) of the last word.
@@ -273,25 +269,104 @@ fn rows_kernel(g: &mut Grid, birth: u16, survive: u16, outside: Outside) {
     g.clear_edges();
 }
 
-/// Transpose a 64x64 bit block in place: bit `x` of word `y` moves to bit `y` of word `x`.
-/// Six rounds of block swaps (Hacker's Delight 7-3), 32 independent pairs per round.
+/// One round of the 64x64 transpose: swap the off-diagonal `J x J` sub-blocks of every
+/// `2J x 2J` block. `J` is a constant so each round unrolls into straight-line (vectorisable)
+/// code: 32 independent pairs, 6 ops each.
 #[inline(always)]
-fn transpose64(a: &mut [u64; 64]) {
-    let mut j = 32;
-    let mut m: u64 = 0x0000_0000_FFFF_FFFF;
-    while j != 0 {
-        let mut k = 0;
-        while k < 64 {
-            for i in k..k + j {
-                let t = ((a[i] >> j) ^ a[i + j]) & m;
-                a[i] ^= t << j;
-                a[i + j] ^= t;
-            }
-            k += 2 * j;
+fn transpose_round<const J: usize>(a: &mut [u64; 64], m: u64) {
+    for k in (0..64).step_by(2 * J) {
+        for i in k..k + J {
+            let t = ((a[i] >> J) ^ a[i + J]) & m;
+            a[i] ^= t << J;
+            a[i + J] ^= t;
         }
-        j >>= 1;
-        m ^= m << j;
     }
+}
+
+/// One word (64 cells) of the row kernel: the new word from the above row `a` (new), the
+/// current row `c` (old) and the below row `b` (old), each with its left and right neighbour
+/// words, and the new value `cin` of the cell left of bit 0.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn word_step(
+    birth: u16,
+    survive: u16,
+    [al, a, ar]: [u64; 3],
+    [c, cr]: [u64; 2],
+    [bl, b, br]: [u64; 3],
+    cin: u64,
+) -> u64 {
+    let a_l = (a << 1) | (al >> 63);
+    let a_r = (a >> 1) | (ar << 63);
+    let b_l = (b << 1) | (bl >> 63);
+    let b_r = (b >> 1) | (br << 63);
+    let c_r = (c >> 1) | (cr << 63);
+    let (sa, ca) = fa(a_l, a, a_r);
+    let (sb, cb) = fa(b_l, b, b_r);
+    let (n0, c1) = fa(sa, sb, c_r);
+    let (n1, n2) = fa(ca, cb, c1);
+    // Rule with L = 0 (count n) and L = 1 (count n + 1).
+    let p0b = table8(birth, n0, n1, n2);
+    let p0s = table8(survive, n0, n1, n2);
+    let p1b = table8(birth >> 1, n0, n1, n2);
+    let p1s = table8(survive >> 1, n0, n1, n2);
+    let p = p0b ^ ((p0b ^ p0s) & c);
+    let q = p1b ^ ((p1b ^ p1s) & c);
+    chain(p, p ^ q, cin)
+}
+
+/// The row kernel for grids at most 64 wide with outside floor/wall (the transposed NetHack
+/// area is 77 x 19): the scan is one long dependency chain through the rows, so the rows are
+/// kept in registers (the new above row never goes through memory) and the outside is
+/// OR-ed in as constants instead of preparing and clearing guard words.
+#[inline(always)]
+fn rows_kernel_narrow(g: &mut Grid, birth: u16, survive: u16, wall: bool) {
+    let (rows, stride) = (g.rows(), g.stride());
+    let mask = g.last_word_mask();
+    let out = if wall { !0u64 } else { 0 };
+    let pad = out & !mask;
+    let raw = g.raw_mut();
+    let o0 = stride + 1;
+    let mut a = out;
+    let mut c = raw[o0] | pad;
+    for y in 0..rows {
+        let b = if y + 1 < rows {
+            raw[o0 + (y + 1) * stride] | pad
+        } else {
+            out
+        };
+        let new = word_step(
+            birth,
+            survive,
+            [out, a, out],
+            [c, out],
+            [out, b, out],
+            out & 1,
+        ) & mask;
+        raw[o0 + y * stride] = new;
+        a = new | pad;
+        c = b;
+    }
+}
+
+/// Transpose a 64x64 bit block in place: bit `x` of word `y` moves to bit `y` of word `x`.
+/// Six rounds of block swaps (Hacker's Delight 7-3). When only the first 32 words can be
+/// non-zero (grids at most 32 high, e.g. NetHack's 19 rows), the first round is a plain split.
+#[inline(always)]
+fn transpose64(a: &mut [u64; 64], low_half_only: bool) {
+    if low_half_only {
+        for i in 0..32 {
+            a[i + 32] = a[i] >> 32;
+            a[i] &= 0xFFFF_FFFF;
+        }
+    } else {
+        transpose_round::<32>(a, 0x0000_0000_FFFF_FFFF);
+    }
+    transpose_round::<16>(a, 0x0000_FFFF_0000_FFFF);
+    transpose_round::<8>(a, 0x00FF_00FF_00FF_00FF);
+    transpose_round::<4>(a, 0x0F0F_0F0F_0F0F_0F0F);
+    transpose_round::<2>(a, 0x3333_3333_3333_3333);
+    transpose_round::<1>(a, 0x5555_5555_5555_5555);
 }
 
 /// `out = src` transposed (`out` is `cols x rows`), in 64x64 blocks. Grids must satisfy the
@@ -307,12 +382,17 @@ pub fn transpose(src: &Grid, out: &mut Grid) {
         for bx in 0..swpr {
             let x0 = bx * 64;
             let nx = (cols - x0).min(64);
-            for (r, w) in blk.iter_mut().enumerate() {
-                *w = if r < ny { src.row(y0 + r)[bx] } else { 0 };
+            let sraw = src.raw();
+            for (r, w) in blk.iter_mut().enumerate().take(ny) {
+                *w = sraw[src.row_offset((y0 + r) as isize) + bx];
             }
-            transpose64(&mut blk);
+            blk[ny..].fill(0);
+            transpose64(&mut blk, ny <= 32);
+            let ostride = out.stride();
+            let o0 = out.row_offset(x0 as isize) + by;
+            let oraw = out.raw_mut();
             for (j, &w) in blk.iter().enumerate().take(nx) {
-                out.row_mut(x0 + j)[by] = w;
+                oraw[o0 + j * ostride] = w;
             }
         }
     }
