@@ -118,19 +118,5 @@ fn two_radius(c: &mut Criterion) {
     }
 }
 
-/// The two transposes a column-major in-place step costs on NetHack's 19x77 area.
-fn transposes(c: &mut Criterion) {
-    let start = noise(19, 77, 3);
-    let mut t = Grid::new(77, 19).unwrap();
-    let mut back = Grid::new(19, 77).unwrap();
-    c.bench_function("transpose_round_trip_19x77", |b| {
-        b.iter(|| {
-            transpose(black_box(&start), &mut t);
-            transpose(&t, &mut back);
-            black_box(&back);
-        })
-    });
-}
-
-criterion_group!(benches, inplace, two_radius, transposes);
+criterion_group!(benches, inplace, two_radius);
 criterion_main!(benches);

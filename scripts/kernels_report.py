@@ -57,6 +57,7 @@ def main():
         except FileNotFoundError as e:
             sys.exit(f"kernels_report: missing criterion output ({e}); run the benches first")
         rows.append((label, fmt_time(fns), fmt_rate(cells, fns), fmt_rate(ocells, ons), ons / fns * cells / ocells))
+    rt, _, _, _ = load(a.target, "nethack_pass1_19x77", "transpose_round_trip")
     batch = []
     for group, bench, what in [
         ("sync_B5678_S5678_90x140", "batch4", "4 grids of 90x140 in lock-step (lanes across seeds)"),
@@ -79,6 +80,8 @@ def main():
     for label, t, fr, orate, ratio in rows:
         out.append(f"| {label} | {t} | {fr} | {orate} | {ratio:.0f}x |")
     out.append("")
+    out.append(f"The column-major in-place step is a row-major one on the transposed grid; the two "
+               f"transposes of the 19x77 area cost {fmt_time(rt)} of it.\n")
     out.append("Lanes across seeds instead of across words (`sync::Batch4`, including interleaving the four "
                "grids in and out):\n")
     out.append("| work | per step of all 4 grids | cell-updates/s |")
