@@ -68,7 +68,7 @@ fn progress_bar(total: u64) -> ProgressBar {
     let pb = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
     pb.set_style(
         ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} caves {per_sec} ETA {eta}",
+            "{spinner} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} caves {msg} ETA {eta}",
         )
         .expect("template"),
     );
@@ -112,6 +112,7 @@ pub fn main(a: SweepArgs) -> Result<()> {
         &mut |done, total| {
             let pb = bar.get_or_insert_with(|| progress_bar(total));
             pb.set_position(done);
+            pb.set_message(format!("{:.0}/s", pb.per_sec()));
         },
     )?;
     if let Some(pb) = bar {
