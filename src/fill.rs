@@ -354,13 +354,7 @@ mod tests {
     #[test]
     fn numpy_wall_counts_90x140() {
         let mut g = Grid::new(90, 140).unwrap();
-        for (seed, walls) in [
-            (0u64, 5667),
-            (1, 5625),
-            (42, 5710),
-            (12345, 5754),
-            ((1 << 40) + 7, 5701),
-        ] {
+        for (seed, walls) in crate::rng::tests::NUMPY_WALLS_90X140 {
             fill_numpy(&mut g, 0.45, seed).unwrap();
             assert_eq!(g.count_walls(), walls, "seed {seed}");
             assert!(outside_is_zero(&g));

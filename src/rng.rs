@@ -341,7 +341,7 @@ impl Xoshiro256x4 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// A from-scratch PCG64 (numpy's `pcg_setseq_128`) used to check the rand_pcg wiring and the
@@ -511,18 +511,21 @@ mod tests {
         }
     }
 
+    /// numpy-rng.md's vectors: walls in `default_rng(seed).random((90, 140)) < 0.45`.
+    pub(crate) const NUMPY_WALLS_90X140: [(u64, u64); 5] = [
+        (0, 5667),
+        (1, 5625),
+        (42, 5710),
+        (12345, 5754),
+        ((1 << 40) + 7, 5701),
+    ];
+
     #[test]
     fn numpy_wall_count_vectors() {
         // The plain definition: count doubles u < 0.45 over a 90x140 C-order draw.
-        for (seed, walls) in [
-            (0u64, 5667),
-            (1, 5625),
-            (42, 5710),
-            (12345, 5754),
-            ((1 << 40) + 7, 5701),
-        ] {
+        for (seed, walls) in NUMPY_WALLS_90X140 {
             let mut n = NumpyRandom::new(seed);
-            let got = (0..90 * 140).filter(|_| n.next_f64() < 0.45).count();
+            let got = (0..90 * 140).filter(|_| n.next_f64() < 0.45).count() as u64;
             assert_eq!(got, walls, "seed {seed}");
         }
     }

@@ -263,22 +263,24 @@ fn bad_input_gives_one_line_errors() {
     );
 }
 
+/// The sweep most tests run: two grid points, a two-clause gate, every seed in seeds.csv.
+const SWEEP_FLAGS: [&str; 10] = [
+    "--preset",
+    "chapter-strict",
+    "--seeds",
+    "0..3000",
+    "--vary",
+    "fill=0.40,0.45",
+    "--gate",
+    "connected_fraction>=0.999 && components<=1",
+    "--per-seed",
+    "all",
+];
+
 fn sweep(out: &Path, extra: &[&str]) -> Output {
-    let mut args = vec![
-        "sweep",
-        "--preset",
-        "chapter-strict",
-        "--seeds",
-        "0..3000",
-        "--vary",
-        "fill=0.40,0.45",
-        "--gate",
-        "connected_fraction>=0.999 && components<=1",
-        "--per-seed",
-        "all",
-        "--out",
-        out.to_str().unwrap(),
-    ];
+    let mut args = vec!["sweep"];
+    args.extend_from_slice(&SWEEP_FLAGS);
+    args.extend_from_slice(&["--out", out.to_str().unwrap()]);
     args.extend_from_slice(extra);
     run(&args)
 }
@@ -613,18 +615,7 @@ fn gnu_parallel_script_matches_a_single_run() {
     let o = Command::new("bash")
         .arg(&script)
         .args(["3", out.to_str().unwrap()])
-        .args([
-            "--preset",
-            "chapter-strict",
-            "--seeds",
-            "0..3000",
-            "--vary",
-            "fill=0.40,0.45",
-            "--gate",
-            "connected_fraction>=0.999 && components<=1",
-            "--per-seed",
-            "all",
-        ])
+        .args(SWEEP_FLAGS)
         .env("CAVESWEEP", env!("CARGO_BIN_EXE_cavesweep"))
         .output()
         .unwrap();

@@ -289,13 +289,30 @@ impl Flood {
         (self.s[self.lay.off(y as isize) + x / 64] >> (x % 64)) & 1 == 1
     }
 
+    /// Grow pending row `b` (bit `b` = row `b - 1`) of a flood; if it gained cells, count them
+    /// and mark its two neighbour rows pending.
+    #[inline(always)]
+    fn grow_pending(&mut self, b: usize, conn: Connectivity, pend: &mut [u64], f: &mut Filled) {
+        let n = self.grow_row(b - 1, conn);
+        if n != 0 {
+            f.size += n;
+            f.lo = f.lo.min(b - 1);
+            f.hi = f.hi.max(b - 1);
+            pend[(b - 1) / 64] |= 1u64 << ((b - 1) % 64);
+            pend[(b + 1) / 64] |= 1u64 << ((b + 1) % 64);
+        }
+    }
+
     /// Claim the whole component of FLOOR cell `(y, x)` (which must be unclaimed floor).
     pub fn flood_from(&mut self, y: usize, x: usize, conn: Connectivity) -> Filled {
         debug_assert!(self.is_floor(y, x) && !self.is_claimed(y, x));
         self.seed.fill(0);
         self.seed[x / 64] = 1u64 << (x % 64);
-        let mut total = self.claim(y, true);
-        let (mut lo, mut hi) = (y, y);
+        let mut filled = Filled {
+            size: self.claim(y, true),
+            lo: y,
+            hi: y,
+        };
         // Pending rows to examine (bit y + 1 = row y; bits 0 and rows + 1 are the guard rows):
         // the neighbours of rows that changed. Swept alternately down and up, so a run of
         // changes down a corridor is followed in one sweep.
@@ -316,14 +333,7 @@ impl Flood {
                 if b == 0 || b > rows {
                     continue;
                 }
-                let n = self.grow_row(b - 1, conn);
-                if n != 0 {
-                    total += n;
-                    lo = lo.min(b - 1);
-                    hi = hi.max(b - 1);
-                    mark(&mut pend, b - 1);
-                    mark(&mut pend, b + 1);
-                }
+                self.grow_pending(b, conn, &mut pend, &mut filled);
             }
             pos = pos.min(rows + 1);
             while let Some(b) = prev_set(&pend, pos) {
@@ -336,25 +346,14 @@ impl Flood {
                     }
                     continue;
                 }
-                let n = self.grow_row(b - 1, conn);
-                if n != 0 {
-                    total += n;
-                    lo = lo.min(b - 1);
-                    hi = hi.max(b - 1);
-                    mark(&mut pend, b - 1);
-                    mark(&mut pend, b + 1);
-                }
+                self.grow_pending(b, conn, &mut pend, &mut filled);
                 if b == 1 {
                     break;
                 }
             }
             if !any {
                 self.pend = pend;
-                return Filled {
-                    size: total,
-                    lo,
-                    hi,
-                };
+                return filled;
             }
         }
     }
