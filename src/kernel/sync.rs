@@ -11,16 +11,25 @@
 //!                                           the centre (B == S, e.g. B5678/S5678)
 //!   rule on the planes            4-20 ops (count8 >= 5: p3 | p2 & (p1 | p0) = 4)
 //!   mask of the row's last vector  1 op
+//!   solid border                   1 op  (OR of the edge bits, whole vector on rows 0, rows-1)
 //!   3 unaligned loads + 1 store
 //! ```
 //!
-//! So 29 logic ops per 256 cells for the chapter's rule (about 0.11 ops per cell). Outside modes are handled entirely by
+//! So about 30 logic ops per 256 cells for the chapter's rule (0.12 ops per cell). With
+//! `-C target-cpu=native` on this AVX-512 machine LLVM fuses many of them into `vpternlogq`
+//! (three-input logic) and `vpshldq` (the cross-word shifts) on 256-bit registers; see
+//! `results/kernels.md` for the instruction census. Outside modes are handled entirely by
 //! [`Grid::prepare_edges`] (guard words and guard rows), so the inner loop has no edge cases.
 //!
-//! [`step_batch`] runs the same arithmetic on [`Batch4`]: four grids of the same shape stepped in
-//! lock-step, one grid per 64-bit lane. For narrow grids (140 columns = 3 words) that fills all
-//! four lanes where the single-grid path would waste one, and the neighbour words are plain
-//! aligned loads.
+//! **Which lanes.** The production path puts the 4 lanes across 4 consecutive words of a row.
+//! [`step_batch`] runs the same arithmetic on [`Batch4`] instead: four grids stepped in
+//! lock-step, one grid per lane, which fills all four lanes on a 140-column grid (3 words, so the
+//! row path leaves one lane idle) and needs only aligned loads. Measured side by side
+//! (`cargo bench --bench kernels`, 4 steps of 90x140 per seed): 0.73 us on one grid, 0.86 us per
+//! seed in lock-step once the interleaving in and out is paid, and 1024x1024 runs at 81e9 vs 64e9
+//! cell updates/s. The kernel is bound by logic ops, not lanes, so the simpler per-grid layout
+//! won; `Batch4` stays as the measured alternative (and for callers that already hold grids
+//! interleaved).
 
 use wide::u64x4;
 
