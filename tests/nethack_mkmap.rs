@@ -101,6 +101,8 @@ fn to_levl(g: &Grid) -> Levl {
     l
 }
 
+// Indexing `levl[x][y]` by coordinates, as mkmap.c does, is the point of the transcription.
+#[allow(clippy::needless_range_loop)]
 fn from_levl(l: &Levl) -> String {
     let mut s = String::new();
     for y in 1..=19 {
