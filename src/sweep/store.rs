@@ -4,7 +4,8 @@
 //! DIR/state.json      checkpoint: the sweep's fingerprint, shard, chunks done, statistics
 //! DIR/parts/N.csv     seeds.csv rows of chunk N (kept until the final seeds.csv is written;
 //!                     a shard keeps them for `cavesweep merge`)
-//! DIR/summary.csv, trajectory.csv, components.csv, seeds.csv, manifest.json   when complete
+//! DIR/manifest.json  the sweep's definition, command, version and progress (every checkpoint)
+//! DIR/summary.csv, trajectory.csv, components.csv, seeds.csv   when complete
 //! ```
 //!
 //! Every file is written to a temporary name and renamed, so a kill at any instant leaves
@@ -300,6 +301,11 @@ impl<'p> Store<'p> {
         let bytes = serde_json::to_vec(&state).expect("state serialises");
         let p = self.dir.join(STATE);
         write_atomic(&p, &bytes)
+            .map_err(|e| store_err(format!("cannot write {}: {e}", p.display())))?;
+        // The manifest's progress block follows the checkpoint, so `cat DIR/manifest.json`
+        // tells how far a running or interrupted sweep got.
+        let p = self.dir.join("manifest.json");
+        write_atomic(&p, &self.manifest())
             .map_err(|e| store_err(format!("cannot write {}: {e}", p.display())))?;
         self.last_save = Some(Instant::now());
         self.dirty = false;
