@@ -164,7 +164,8 @@ fn hand_worked_outside_modes() {
         step(Outside::Wrap, "B5678/S5678"),
         ".....\n..#..\n.###.\n..#..\n.....\n"
     );
-    // Classic 4-5 keeps the corners too (3 neighbours + itself is not >= 5, but S4... corner has 3).
+    // Classic 4-5: block corners have 3 wall neighbours (survival needs 4: they die), edge
+    // middles 5, outside cells at most 3 (birth needs 5): the same plus as the strict rule.
     assert_eq!(
         step(Outside::Floor, "B5678/S45678"),
         ".....\n..#..\n.###.\n..#..\n.....\n"
