@@ -467,6 +467,8 @@ mod tests {
     use crate::rule::{Border, Pass};
     use proptest::prelude::*;
 
+    use crate::kernel::strategies;
+
     fn oracle_step(g: &Grid, rule: Rule, outside: Outside, order: Update) -> Grid {
         let mut b = ByteGrid::from_grid(g);
         b.step(&Pass {
@@ -607,13 +609,6 @@ mod tests {
         }
     }
 
-    fn arb_outside() -> impl Strategy<Value = Outside> {
-        prop_oneof![
-            Just(Outside::Floor),
-            Just(Outside::Wall),
-            Just(Outside::Wrap)
-        ]
-    }
     fn arb_order() -> impl Strategy<Value = Update> {
         prop_oneof![Just(Update::InPlaceRowMajor), Just(Update::InPlaceColMajor)]
     }
@@ -671,10 +666,10 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(300))]
         #[test]
         fn small_shapes_match_oracle(
-            rows in prop_oneof![Just(1usize), Just(2), Just(3), 1usize..8],
-            cols in prop_oneof![Just(1usize), Just(2), Just(3), Just(63), Just(64), Just(65), 1usize..10],
+            rows in strategies::small_rows(),
+            cols in strategies::small_cols(),
             bits in prop::collection::vec(any::<bool>(), 1..700),
-            rule in arb_rule(), outside in arb_outside(), order in arb_order(),
+            rule in arb_rule(), outside in strategies::outside(), order in arb_order(),
         ) {
             check(rows, cols, bits, rule, outside, order, 3)?;
         }
@@ -688,7 +683,7 @@ mod tests {
             cols in prop_oneof![Just(1usize), Just(2), Just(63), Just(64), Just(65), Just(77),
                 Just(127), Just(128), Just(140), Just(200)],
             bits in prop::collection::vec(any::<bool>(), 1000..3000),
-            rule in arb_rule(), outside in arb_outside(), order in arb_order(),
+            rule in arb_rule(), outside in strategies::outside(), order in arb_order(),
         ) {
             check(rows, cols, bits, rule, outside, order, 3)?;
         }

@@ -189,3 +189,34 @@ impl Stepper {
 
 #[cfg(test)]
 mod tests;
+
+/// Proptest strategies shared by the kernel test modules.
+#[cfg(test)]
+pub(crate) mod strategies {
+    use proptest::prelude::*;
+
+    use crate::rule::Outside;
+
+    /// Every outside mode.
+    pub fn outside() -> impl Strategy<Value = Outside> {
+        prop::sample::select(Outside::ALL.to_vec())
+    }
+
+    /// Small heights, the degenerate 1..3 favoured.
+    pub fn small_rows() -> impl Strategy<Value = usize> {
+        prop_oneof![Just(1usize), Just(2), Just(3), 1usize..8]
+    }
+
+    /// Small widths plus the word-boundary ones.
+    pub fn small_cols() -> impl Strategy<Value = usize> {
+        prop_oneof![
+            Just(1usize),
+            Just(2),
+            Just(3),
+            Just(63),
+            Just(64),
+            Just(65),
+            1usize..10
+        ]
+    }
+}

@@ -22,10 +22,6 @@ fn random_grid(rows: usize, cols: usize, density: u32, seed: u64) -> Grid {
     g
 }
 
-fn any_outside() -> impl Strategy<Value = Outside> {
-    prop::sample::select(Outside::ALL.to_vec())
-}
-
 fn any_border() -> impl Strategy<Value = Border> {
     prop::sample::select(Border::ALL.to_vec())
 }
@@ -81,7 +77,7 @@ proptest! {
     #[test]
     fn sync_matches_oracle(
         wi in 0..WIDTHS.len(), hi in 0..HEIGHTS.len(), density in 0u32..=100,
-        seed in any::<u64>(), rule in any_moore(), o in any_outside(), b in any_border(),
+        seed in any::<u64>(), rule in any_moore(), o in super::strategies::outside(), b in any_border(),
     ) {
         check_sync(HEIGHTS[hi], WIDTHS[wi], density, seed, rule, o, b);
     }
@@ -89,7 +85,7 @@ proptest! {
     #[test]
     fn sync_matches_oracle_any_shape(
         rows in 1usize..40, cols in 1usize..300, density in 0u32..=100,
-        seed in any::<u64>(), rule in any_moore(), o in any_outside(), b in any_border(),
+        seed in any::<u64>(), rule in any_moore(), o in super::strategies::outside(), b in any_border(),
     ) {
         check_sync(rows, cols, density, seed, rule, o, b);
     }
@@ -97,7 +93,7 @@ proptest! {
     #[test]
     fn batch_matches_single_grids(
         wi in 0..WIDTHS.len(), hi in 0..HEIGHTS.len(), density in 0u32..=100,
-        seed in any::<u64>(), rule in any_moore(), o in any_outside(), b in any_border(),
+        seed in any::<u64>(), rule in any_moore(), o in super::strategies::outside(), b in any_border(),
     ) {
         let (rows, cols) = (HEIGHTS[hi], WIDTHS[wi]);
         let pass = Pass { repeat: 3, ..Pass::sync(rule, o, b) };

@@ -179,6 +179,8 @@ mod tests {
     use crate::rule::{Border, Pass, Rule};
     use proptest::prelude::*;
 
+    use crate::kernel::strategies;
+
     fn oracle(g: &Grid, r1_min: u8, r2_max: Option<u8>, outside: Outside) -> Grid {
         let mut b = ByteGrid::from_grid(g);
         b.step(&Pass::sync(
@@ -234,13 +236,6 @@ mod tests {
         assert_eq!(c.to_text(), "#..#\n....\n....\n#..#\n");
     }
 
-    fn arb_outside() -> impl Strategy<Value = Outside> {
-        prop_oneof![
-            Just(Outside::Floor),
-            Just(Outside::Wall),
-            Just(Outside::Wrap)
-        ]
-    }
     fn arb_r2() -> impl Strategy<Value = Option<u8>> {
         prop_oneof![Just(None), Just(Some(2u8)), (0u8..=21).prop_map(Some)]
     }
@@ -284,10 +279,10 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(300))]
         #[test]
         fn small_shapes_match_oracle(
-            rows in prop_oneof![Just(1usize), Just(2), Just(3), 1usize..8],
-            cols in prop_oneof![Just(1usize), Just(2), Just(3), Just(63), Just(64), Just(65), 1usize..10],
+            rows in strategies::small_rows(),
+            cols in strategies::small_cols(),
             bits in prop::collection::vec(any::<bool>(), 1..700),
-            r1 in prop_oneof![Just(5u8), 0u8..=9], r2 in arb_r2(), outside in arb_outside(),
+            r1 in prop_oneof![Just(5u8), 0u8..=9], r2 in arb_r2(), outside in strategies::outside(),
         ) {
             check(rows, cols, bits, r1, r2, outside)?;
         }
@@ -301,7 +296,7 @@ mod tests {
             cols in prop_oneof![Just(1usize), Just(2), Just(63), Just(64), Just(65),
                 Just(127), Just(128), Just(140), Just(200)],
             bits in prop::collection::vec(any::<bool>(), 1000..3000),
-            r1 in prop_oneof![Just(5u8), 0u8..=9], r2 in arb_r2(), outside in arb_outside(),
+            r1 in prop_oneof![Just(5u8), 0u8..=9], r2 in arb_r2(), outside in strategies::outside(),
         ) {
             check(rows, cols, bits, r1, r2, outside)?;
         }
