@@ -5,6 +5,8 @@
 //! allocation. The cave for `(recipe, seed)` depends on nothing else: not on the thread, the
 //! chunk or the order of seeds.
 
+use std::ops::ControlFlow;
+
 use crate::fill::{self, FillError};
 use crate::grid::Grid;
 use crate::kernel::Stepper;
@@ -59,8 +61,14 @@ impl Generator {
         &self.recipe
     }
 
-    /// Generate and measure the cave of `seed`.
-    pub fn run(&mut self, seed: u64) -> Result<Cave<'_>, FillError> {
+    /// The measuring settings of this generator's recipe (spawn, exit, connectivity, metrics).
+    pub fn measure_config(&self) -> &MeasureConfig {
+        &self.cfg
+    }
+
+    /// Fill, step and post-process the cave of `seed` into `self.grid`, recording the
+    /// wall-fraction trajectory. No metrics.
+    fn make(&mut self, seed: u64) -> Result<(), FillError> {
         let r = &self.recipe;
         let g = &mut self.grid;
         // Everything random after the fill (corridor digging) continues this stream; with the
@@ -84,12 +92,73 @@ impl Generator {
             self.measurer.apply_post(g, step, r.connectivity, &mut rng);
             self.trajectory.push(g.count_walls() as f64 / cells);
         }
-        self.measurer.measure(g, &self.cfg, &mut self.values);
+        Ok(())
+    }
+
+    /// Generate and measure the cave of `seed`.
+    pub fn run(&mut self, seed: u64) -> Result<Cave<'_>, FillError> {
+        self.make(seed)?;
+        self.measurer
+            .measure(&self.grid, &self.cfg, &mut self.values);
         Ok(Cave {
             seed,
             grid: &self.grid,
             trajectory: &self.trajectory,
             values: &self.values,
         })
+    }
+
+    /// Generate the caves of every seed in `seeds`, in ascending order, handing each to `visit`
+    /// unmeasured: the visitor measures what it needs through [`Generated`]. This is the entry
+    /// point of the sweep and search engines; it may batch seeds internally (several caves in
+    /// SIMD lanes), but each cave is exactly the one [`Generator::run`] makes for its seed.
+    /// Stops early when `visit` returns `Break`.
+    pub fn generate(
+        &mut self,
+        seeds: std::ops::Range<u64>,
+        mut visit: impl FnMut(&mut Generated<'_>) -> ControlFlow<()>,
+    ) -> Result<ControlFlow<()>, FillError> {
+        for seed in seeds {
+            self.make(seed)?;
+            let mut cave = Generated {
+                seed,
+                grid: &self.grid,
+                trajectory: &self.trajectory,
+                measurer: &mut self.measurer,
+                cfg: &self.cfg,
+            };
+            if visit(&mut cave).is_break() {
+                return Ok(ControlFlow::Break(()));
+            }
+        }
+        Ok(ControlFlow::Continue(()))
+    }
+}
+
+/// A generated, not yet measured cave handed out by [`Generator::generate`]; it lends the
+/// generator's measuring scratch so the visitor measures without allocating.
+pub struct Generated<'a> {
+    pub seed: u64,
+    /// The final grid.
+    pub grid: &'a Grid,
+    /// Wall fraction after the fill, after each pass application, after each post-step.
+    pub trajectory: &'a [f64],
+    measurer: &'a mut Measurer,
+    cfg: &'a MeasureConfig,
+}
+
+impl Generated<'_> {
+    /// Measure the metrics of the generator's [`MeasureConfig`] into `out` (others NaN).
+    pub fn measure(&mut self, out: &mut Values) {
+        self.measurer.measure(self.grid, self.cfg, out);
+    }
+
+    /// Measure `metrics` (instead of the configured set) into `out`.
+    pub fn measure_set(&mut self, metrics: MetricSet, out: &mut Values) {
+        let cfg = MeasureConfig {
+            metrics,
+            ..*self.cfg
+        };
+        self.measurer.measure(self.grid, &cfg, out);
     }
 }
