@@ -2,7 +2,7 @@
 """The book chapter's own numpy cave pipeline, transcribed, timed per core.
 
 'Generate Caves from Noise' (chapter 15 of 'Cellular Automata From First Principles', see
-shared/sources/chapter-15-generate-caves-from-noise.txt) builds a cave with numpy: random_cave
+docs/sources.md) builds a cave with numpy: random_cave
 (default_rng(seed), 90x140, 45% walls), 4 x cave_step (wall_count over the 8 neighbours via
 shift_fixed, which pads missing neighbours with 0 instead of wrapping; WALL iff count >= 5; then
 solid_border) and evaluates it with evaluate_cave (floor fraction, fraction of floor reachable
