@@ -31,9 +31,10 @@ pub struct BenchArgs {
     /// Threads for the parallel figure (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
-    /// Where to write bench.csv (created if needed).
-    #[arg(long, default_value = "results/bench")]
-    out: PathBuf,
+    /// Also write the figures as DIR/bench.csv (DIR is created if needed). Without it, bench
+    /// only prints: it writes no file unless asked to.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
 }
 
 fn human(v: f64) -> String {
@@ -116,6 +117,9 @@ pub fn main(a: BenchArgs) -> Result<()> {
         )?;
         rows.push(b);
     }
+    let Some(dir) = &a.out else {
+        return Ok(());
+    };
     let mut csv = csv::Writer::from_writer(Vec::new());
     csv.write_record([
         "preset",
@@ -162,9 +166,8 @@ pub fn main(a: BenchArgs) -> Result<()> {
         }
         csv.write_record(rec)?;
     }
-    std::fs::create_dir_all(&a.out)
-        .with_context(|| format!("cannot create {}", a.out.display()))?;
-    let path = a.out.join("bench.csv");
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let path = dir.join("bench.csv");
     write_atomic(&path, &csv.into_inner()?)
         .with_context(|| format!("cannot write {}", path.display()))?;
     writeln!(out, "wrote {}", path.display())?;
