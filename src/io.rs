@@ -236,7 +236,7 @@ pub fn read_to_string_capped(path: &Path, limit: u64) -> io::Result<String> {
 
 /// `4194304` -> `4 MiB`; other sizes in bytes.
 fn human_bytes(n: u64) -> String {
-    if n >= 1 << 20 && n % (1 << 20) == 0 {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
         format!("{} MiB", n >> 20)
     } else {
         format!("{n} bytes")
@@ -249,7 +249,9 @@ mod tests {
 
     fn scratch(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("cavesweep-io-{name}-{}", std::process::id()));
-        let _ignored_if_absent = fs::remove_dir_all(&dir);
+        if dir.exists() {
+            fs::remove_dir_all(&dir).unwrap();
+        }
         fs::create_dir_all(&dir).unwrap();
         dir
     }
