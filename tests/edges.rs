@@ -226,47 +226,37 @@ fn outputs_refuse_fifos_directories_and_devices() {
 #[test]
 fn reproduce_and_bench_write_only_where_told() {
     let d = scratch("no-surprise");
-    let o = run_in(&d, &["reproduce", "chapter", "--seeds", "3"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("the chapter's claims"));
-    let o = run_in(
-        &d,
-        &[
-            "bench",
-            "--preset",
-            "chapter-strict",
-            "--seconds",
-            "0.05",
-            "--repeats",
-            "1",
-        ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("chapter-strict"));
+    // Each command succeeds, prints `shows`, and (with `out`) adds `--out out`.
+    let ok = |args: &[&str], out: bool, shows: &str| {
+        let mut args = args.to_vec();
+        if out {
+            args.extend(["--out", "out"]);
+        }
+        let o = run_in(&d, &args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains(shows),
+            "{args:?}"
+        );
+    };
+    let reproduce: &[&str] = &["reproduce", "chapter", "--seeds", "3"];
+    let bench: &[&str] = &[
+        "bench",
+        "--preset",
+        "chapter-strict",
+        "--seconds",
+        "0.05",
+        "--repeats",
+        "1",
+    ];
+    ok(reproduce, false, "the chapter's claims");
+    ok(bench, false, "chapter-strict");
     assert!(names(&d).is_empty(), "wrote {:?} without --out", names(&d));
     // With --out they write there, through a link to the real folder.
     fs::create_dir(d.join("real")).unwrap();
     symlink("real", d.join("out")).unwrap();
-    let o = run_in(
-        &d,
-        &["reproduce", "chapter", "--seeds", "3", "--out", "out"],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let o = run_in(
-        &d,
-        &[
-            "bench",
-            "--preset",
-            "chapter-strict",
-            "--seconds",
-            "0.05",
-            "--repeats",
-            "1",
-            "--out",
-            "out",
-        ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    ok(reproduce, true, "wrote out/");
+    ok(bench, true, "wrote out/bench.csv");
     assert_eq!(
         names(&d.join("real")),
         ["bench.csv", "report.md", "seeds.csv", "trajectory.csv"]

@@ -8,36 +8,19 @@
 use std::ops::ControlFlow;
 
 use cavesweep::generate::Generator;
+use cavesweep::measure::oracle;
 use cavesweep::measure::{Connectivity, EMPTY_VALUES, Metric, MetricSet, PostStep, Values};
-use cavesweep::oracle::{self, ByteGrid, OracleCave};
+use cavesweep::oracle::{ByteGrid, OracleCave, cave};
 use cavesweep::presets::{NAMES, preset};
 use cavesweep::recipe::{Fill, Point, Recipe};
 use cavesweep::rng::RngKind;
 use cavesweep::rule::{Border, Outside, Pass, Rule, Update};
 use proptest::prelude::*;
 
-/// Equal metric values: the same doubles, or both empty (NaN).
-fn same_values(a: &Values, b: &Values) -> bool {
-    a.iter()
-        .zip(b)
-        .all(|(x, y)| x == y || (x.is_nan() && y.is_nan()))
-}
-
-fn show(v: &Values) -> String {
-    Metric::ALL
-        .iter()
-        .map(|m| format!("{}={}", m.name(), v[m.index()]))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// Compare production with the oracle for `seeds`, through both entry points; `Err` names the
 /// first difference.
 fn compare(recipe: &Recipe, seeds: std::ops::Range<u64>, metrics: MetricSet) -> Result<(), String> {
-    let want: Vec<OracleCave> = seeds
-        .clone()
-        .map(|s| oracle::cave(recipe, s, metrics))
-        .collect();
+    let want: Vec<OracleCave> = seeds.clone().map(|s| cave(recipe, s, metrics)).collect();
     let check = |seed: u64, grid: ByteGrid, traj: &[f64], values: &Values| {
         let w = &want[(seed - seeds.start) as usize];
         if grid != w.grid {
@@ -54,12 +37,12 @@ fn compare(recipe: &Recipe, seeds: std::ops::Range<u64>, metrics: MetricSet) -> 
                 recipe.name, w.trajectory
             ));
         }
-        if !same_values(values, &w.values) {
+        if !oracle::same_values(values, &w.values) {
             return Err(format!(
                 "{}: seed {seed}: metrics\n  production {}\n  oracle     {}",
                 recipe.name,
-                show(values),
-                show(&w.values)
+                oracle::show_values(values),
+                oracle::show_values(&w.values)
             ));
         }
         Ok(())

@@ -8,6 +8,23 @@ use crate::oracle::ByteGrid;
 
 use super::{Connectivity, EMPTY_VALUES, MeasureConfig, Metric, PostStep, Values};
 
+/// Equal metric values, as the oracle comparisons need them: the same doubles, or both empty
+/// (NaN).
+pub fn same_values(a: &Values, b: &Values) -> bool {
+    a.iter()
+        .zip(b)
+        .all(|(x, y)| x == y || (x.is_nan() && y.is_nan()))
+}
+
+/// `name=value` for every metric, for a failing comparison's message.
+pub fn show_values(v: &Values) -> String {
+    Metric::ALL
+        .iter()
+        .map(|m| format!("{}={}", m.name(), v[m.index()]))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Neighbour offsets for a connectivity.
 pub fn offsets(conn: Connectivity) -> &'static [(isize, isize)] {
     match conn {

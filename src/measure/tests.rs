@@ -61,19 +61,7 @@ fn measure(grid: &Grid, c: &MeasureConfig) -> Values {
     v
 }
 
-fn same(a: &Values, b: &Values) -> bool {
-    a.iter()
-        .zip(b)
-        .all(|(x, y)| x == y || (x.is_nan() && y.is_nan()))
-}
-
-fn show(v: &Values) -> String {
-    Metric::ALL
-        .iter()
-        .map(|m| format!("{}={}", m.name(), v[m.index()]))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
+use super::oracle::{same_values as same, show_values as show};
 
 // ---------------------------------------------------------------- row fill primitives
 
