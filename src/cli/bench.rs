@@ -32,15 +32,17 @@ pub struct BenchArgs {
     #[arg(long)]
     threads: Option<usize>,
     /// Measure the sweep machinery on parameter grids instead (1,025 and 100,000 points against
-    /// one point doing the same work), through real sweeps into a scratch folder; writes grid.csv.
+    /// one point doing the same work), through real sweeps into a scratch folder; with --out,
+    /// writes DIR/grid.csv.
     #[arg(long)]
     grid: bool,
     /// Caves per sweep of the --grid benchmark.
     #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1000..))]
     grid_caves: u64,
-    /// Where to write bench.csv (created if needed).
-    #[arg(long, default_value = "results/bench")]
-    out: PathBuf,
+    /// Also write the figures as DIR/bench.csv (DIR is created if needed). Without it, bench
+    /// only prints: it writes no file unless asked to.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
 }
 
 fn human(v: f64) -> String {
@@ -126,6 +128,9 @@ pub fn main(a: BenchArgs) -> Result<()> {
         )?;
         rows.push(b);
     }
+    let Some(dir) = &a.out else {
+        return Ok(());
+    };
     let mut csv = csv::Writer::from_writer(Vec::new());
     csv.write_record([
         "preset",
@@ -172,9 +177,8 @@ pub fn main(a: BenchArgs) -> Result<()> {
         }
         csv.write_record(rec)?;
     }
-    std::fs::create_dir_all(&a.out)
-        .with_context(|| format!("cannot create {}", a.out.display()))?;
-    let path = a.out.join("bench.csv");
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let path = dir.join("bench.csv");
     write_atomic(&path, &csv.into_inner()?)
         .with_context(|| format!("cannot write {}", path.display()))?;
     writeln!(out, "wrote {}", path.display())?;
@@ -255,9 +259,11 @@ fn grid(a: &BenchArgs, threads: usize) -> Result<()> {
             format!("{:.3}", r.ratio.max),
         ])?;
     }
-    std::fs::create_dir_all(&a.out)
-        .with_context(|| format!("cannot create {}", a.out.display()))?;
-    let path = a.out.join("grid.csv");
+    let Some(dir) = &a.out else {
+        return Ok(());
+    };
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let path = dir.join("grid.csv");
     write_atomic(&path, &csv.into_inner()?)
         .with_context(|| format!("cannot write {}", path.display()))?;
     writeln!(out, "wrote {}", path.display())?;
