@@ -11,6 +11,8 @@
 #   kernels   cargo bench --bench kernels --bench inplace -> results/kernels.md (SKIP_BENCH=1 skips)
 #   bench     cavesweep bench --seconds 3                -> results/bench/      (SKIP_BENCH=1 skips;
 #             BENCH_SECONDS=S changes the 3, e.g. for a quick smoke test)
+#   grid      scripts/grid_results.sh (sweeps of 1,025 and 100,000-point grids) -> results/bench/grid.md
+#             (SKIP_BENCH=1 skips)
 #   peers     scripts/peers.sh, if present              -> results/peers.md    (SKIP_PEERS=1 skips)
 #   index     results/README.md
 #
@@ -177,6 +179,7 @@ do_index() {
       "gallery/README.md|A typical cave per preset and the chapter's seed 42, as PNGs." \
       "kernels.md|The step kernels against the scalar oracle, in cell updates per second." \
       "bench/README.md|Throughput per preset (1 thread, all threads, kernels, the scalar oracle)." \
+      "bench/grid.md|Sweeps of 1,025- and 100,000-point grids against one point: caves/s and peak memory." \
       "peers.md|cavesweep beside the chapter's numpy code, mapgen and the oracle, same work per seed."; do
       if [ -f "results/${line%%|*}" ]; then
         echo "- [${line%%|*}](${line%%|*}): ${line#*|}"
@@ -199,6 +202,7 @@ if [ "${SKIP_BENCH:-0}" = 1 ]; then
 else
   stage kernels do_kernels
   stage bench do_bench
+  stage grid bash scripts/grid_results.sh "$BIN"
 fi
 if [ "${SKIP_PEERS:-0}" = 1 ]; then echo "== [peers] skipped (SKIP_PEERS=1)" >&2; else stage peers do_peers; fi
 stage index do_index
