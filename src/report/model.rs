@@ -274,18 +274,17 @@ fn from_manifest(dir: &Path, m: &Value) -> Result<Sweep, String> {
     };
     let seeds_text = text(sweep, "seeds").ok_or("sweep.seeds is missing")?;
     let seeds = crate::sweep::parse_seeds(&seeds_text).map_err(|e| format!("sweep.seeds: {e}"))?;
-    let grid = vary::grid_points(&varies).map_err(|e| format!("sweep.vary: {e}"))?;
+    let n_points = vary::point_count(&varies).map_err(|e| format!("sweep.vary: {e}"))?;
     let axes: Vec<Axis> = varies
         .iter()
         .map(|v| Axis {
             key: v.key.clone(),
-            values: v.values.clone(),
+            values: v.values(),
         })
         .collect();
-    let points = grid
-        .into_iter()
-        .enumerate()
-        .map(|(i, params)| {
+    let points = (0..n_points)
+        .map(|i| {
+            let params = vary::params(&varies, i);
             // First axis slowest: the coordinates are the mixed-radix digits of i.
             let mut coords = vec![0; axes.len()];
             let mut rest = i;
