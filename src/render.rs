@@ -2,8 +2,9 @@
 //!
 //! In a PNG, walls are dark, floor the spawn reaches is light, and floor it cannot reach (a
 //! sealed pocket, or all floor when the spawn is a wall) is sky blue, so a cave that fails a
-//! connectivity gate shows why at a glance. The spawn is a green disc and the exit an orange
-//! diamond, both outlined, big enough to find on a thumbnail. The colours are from the
+//! connectivity gate shows why at a glance. A green ring marks the spawn and an orange diamond
+//! the exit, both edged in black, with the cell itself showing inside, big enough to find on a
+//! thumbnail. The colours are from the
 //! Okabe-Ito palette, told apart with any common colour-vision deficiency, and the markers
 //! differ in shape as well as colour.
 
@@ -100,9 +101,10 @@ pub fn rgb(g: &Grid, scale: usize, marks: &Marks) -> Vec<u8> {
     px
 }
 
-/// Draw a marker centred on cell `(y, x)`: a disc, or a diamond when `diamond`, outlined.
-/// Its radius grows with the cell size but never drops below 4.5 pixels, so it stays visible
-/// on a one-pixel-per-cell thumbnail.
+/// Draw a marker around cell `(y, x)`: a ring, or a diamond outline when `diamond`, edged in
+/// black. The cell itself stays visible inside (a spawn on a wall shows as one). The ring's
+/// width grows with the cell size but never drops below 3 pixels, so it stays visible on a
+/// small thumbnail.
 fn marker(
     px: &mut [u8],
     w: usize,
@@ -112,11 +114,11 @@ fn marker(
     color: [u8; 3],
     diamond: bool,
 ) {
-    let r = (scale as f64 * 1.25).max(4.5);
-    let (cy, cx) = (
-        (y as f64 + 0.5) * scale as f64,
-        (x as f64 + 0.5) * scale as f64,
-    );
+    let s = scale as f64;
+    // Inside `hole` the cell shows (it covers the cell's half-diagonal, 0.71 cells).
+    let hole = s * 0.75 + 0.5;
+    let r = hole + 1.0 + (s * 0.8).max(3.0);
+    let (cy, cx) = ((y as f64 + 0.5) * s, (x as f64 + 0.5) * s);
     let reach = r.ceil() as isize + 2;
     for dy in -reach..=reach {
         for dx in -reach..=reach {
@@ -130,10 +132,12 @@ fn marker(
             } else {
                 (fy * fy + fx * fx).sqrt()
             };
-            let c = if d <= r {
-                color
-            } else if d <= r + 1.2 {
+            let c = if d < hole {
+                continue;
+            } else if d < hole + 1.0 || (d > r && d <= r + 1.0) {
                 OUTLINE
+            } else if d <= r {
+                color
             } else {
                 continue;
             };
@@ -253,9 +257,11 @@ mod tests {
         assert_eq!(at(&px, w, 0, 0), FLOOR);
         assert_eq!(at(&px, w, 0, 10 * s), WALL);
         assert_eq!(at(&px, w, 0, 15 * s), UNREACHED);
-        // The markers sit on their cells' centres.
-        assert_eq!(at(&px, w, 4 * s + s / 2, 2 * s + s / 2), SPAWN);
-        assert_eq!(at(&px, w, 4 * s + s / 2, 13 * s + s / 2), EXIT);
+        // The markers ring their cells, which show through.
+        let (cy, cx) = (4 * s + s / 2, 2 * s + s / 2);
+        assert_eq!(at(&px, w, cy, cx), FLOOR);
+        assert!((cx..cx + 4 * s).any(|x| at(&px, w, cy, x) == SPAWN));
+        assert!((13 * s..w).any(|x| at(&px, w, cy, x) == EXIT));
         // A wall spawn reaches nothing.
         let reach = reached(&g, Some((0, 10)), Connectivity::Four);
         assert!(reach.iter().all(|&r| !r));

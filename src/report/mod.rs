@@ -1085,7 +1085,7 @@ pub fn write(dir: &Path, opts: &Options) -> Result<Written, ReportError> {
     b.push(Block::Heading("Caves".into()));
     let exact = picks.iter().any(|p| p.exact);
     b.push(Block::Para(format!(
-        "Walls dark, floor the spawn reaches light, floor it cannot reach blue; green disc: the spawn, orange diamond: the exit. Every picture is regenerated from the recipe. A point's typical cave is the seed whose final wall fraction is nearest the point's median ({}; ties: the lowest seed). `caves.csv` lists them.",
+        "Walls dark, floor the spawn reaches light, floor it cannot reach blue; green ring: the spawn, orange diamond: the exit (the cell shows inside). Every picture is regenerated from the recipe. A point's typical cave is the seed whose final wall fraction is nearest the point's median ({}; ties: the lowest seed). `caves.csv` lists them.",
         if exact {
             "over every seed in `seeds.csv`"
         } else if have_stats {
