@@ -260,8 +260,8 @@ fn heat_layout(h: &Heatmap) -> HeatLayout {
     let (nx, ny) = (h.x_values.len() as u32, h.y_values.len() as u32);
     let multiple = h.panels.len() > 1;
     let (max_w, max_h) = if multiple { (380, 300) } else { (760, 460) };
-    let cw = (max_w / nx).clamp(6, 110);
-    let ch = (max_h / ny).clamp(6, 56);
+    let cw = (max_w / nx).clamp(2, 110);
+    let ch = (max_h / ny).clamp(2, 56);
     let widest_y = h
         .y_values
         .iter()
