@@ -18,6 +18,7 @@ pub mod oracle;
 pub mod presets;
 pub mod recipe;
 pub mod render;
+pub mod report;
 pub mod reproduce;
 pub mod rng;
 pub mod rule;
