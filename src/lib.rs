@@ -6,6 +6,7 @@
 //! flags and prints. [`oracle`] is the scalar reference the kernels are tested against.
 
 pub mod benchmark;
+pub mod cells;
 pub mod fill;
 pub mod generate;
 pub mod grid;
