@@ -71,6 +71,7 @@ def generate_many(
     *,
     trajectory: Literal[False] = ...,
     threads: Optional[int] = ...,
+    out: Optional[npt.NDArray[Any]] = ...,
     **overrides: SetValue,
 ) -> npt.NDArray[np.uint8]: ...
 @overload
@@ -80,6 +81,7 @@ def generate_many(
     *,
     trajectory: Literal[True],
     threads: Optional[int] = ...,
+    out: Optional[npt.NDArray[Any]] = ...,
     **overrides: SetValue,
 ) -> Tuple[npt.NDArray[np.uint8], npt.NDArray[np.float64]]: ...
 def measure(

@@ -14,7 +14,10 @@ use cavesweep::cells;
 use cavesweep::generate::Generator;
 use cavesweep::measure::MetricSet;
 use cavesweep::recipe::Recipe;
-use numpy::{PyArray1, PyArray2, PyArray3, PyArrayMethods, PyReadonlyArray1};
+use numpy::{
+    PyArray1, PyArray2, PyArray3, PyArrayDescrMethods, PyArrayMethods, PyReadonlyArray1,
+    PyUntypedArray, PyUntypedArrayMethods,
+};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyRange};
@@ -180,21 +183,25 @@ fn fill_many(
         );
 }
 
-/// generate_many(recipe, seeds, *, trajectory=False, threads=None, **overrides)
+/// generate_many(recipe, seeds, *, trajectory=False, threads=None, out=None, **overrides)
 ///
 /// The caves of every seed in `seeds` (a range, a list or a 1-D integer array) as one `uint8`
 /// array of shape (n, rows, cols), cave i being `generate(recipe, seeds[i])`. Generated in
 /// parallel on `threads` threads (default: all cores) with the GIL released; Ctrl-C stops it
 /// within a fraction of a second (KeyboardInterrupt). With `trajectory=True` returns
-/// `(grids, trajectories)`, trajectories of shape (n, recipe.trajectory_len).
+/// `(grids, trajectories)`, trajectories of shape (n, recipe.trajectory_len). With `out=`, a
+/// C-contiguous uint8 (or bool) array of shape (n, rows, cols), the caves are written into it
+/// and it is returned: a loop over batches then reuses one buffer instead of asking the
+/// operating system for fresh (zeroed) memory every call.
 #[pyfunction]
-#[pyo3(signature = (recipe, seeds, *, trajectory = false, threads = None, **overrides))]
+#[pyo3(signature = (recipe, seeds, *, trajectory = false, threads = None, out = None, **overrides))]
 fn generate_many<'py>(
     py: Python<'py>,
     recipe: &Bound<'py, PyAny>,
     seeds: &Bound<'py, PyAny>,
     trajectory: bool,
     threads: Option<usize>,
+    out: Option<&Bound<'py, PyAny>>,
     overrides: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let r = recipe::resolve(recipe, overrides)?;
@@ -211,27 +218,57 @@ fn generate_many<'py>(
         None => None,
     };
     let tl = r.trajectory_len();
-    // SAFETY: new arrays, not yet visible to Python; every element is written below (or the
-    // call fails and they are dropped unseen).
-    let grids = unsafe { PyArray3::<u8>::new(py, [n, r.rows, r.cols], false) };
+    let shape = [n, r.rows, r.cols];
+    let grids = match out {
+        Some(o) => out_array(o, shape)?,
+        // SAFETY: a new array, not yet visible to Python; every element is written below (or
+        // the call fails and it is dropped unseen).
+        None => unsafe { PyArray3::<u8>::new(py, shape, false) },
+    };
+    let mut written = grids.try_readwrite().map_err(value_error)?;
+    let out_cells = written.as_slice_mut().map_err(value_error)?;
+    // SAFETY: as above.
     let trajs = unsafe { PyArray2::<f64>::new(py, [n, tl], false) };
-    let out = unsafe { grids.as_slice_mut() }.expect("new arrays are contiguous");
     let traj = unsafe { trajs.as_slice_mut() }.expect("new arrays are contiguous");
     let stop = AtomicBool::new(false);
     let error = Mutex::new(None);
     let work = || match &pool {
-        Some(p) => p.install(|| fill_many(&r, &seeds, out, traj, &stop, &error)),
-        None => fill_many(&r, &seeds, out, traj, &stop, &error),
+        Some(p) => p.install(|| fill_many(&r, &seeds, out_cells, traj, &stop, &error)),
+        None => fill_many(&r, &seeds, out_cells, traj, &stop, &error),
     };
     interrupt::run(py, &stop, work, |_| Ok(()))?;
     if let Some(e) = error.into_inner().unwrap() {
         return Err(value_error(e));
     }
+    drop(written);
+    let grids = out.cloned().unwrap_or_else(|| grids.into_any());
     if trajectory {
         Ok((grids, trajs).into_pyobject(py)?.into_any())
     } else {
-        Ok(grids.into_any())
+        Ok(grids)
     }
+}
+
+/// The caller's `out=` array as the `uint8` array to write: C-contiguous, writeable, uint8 or
+/// bool (written as its bytes), of exactly `shape`.
+fn out_array<'py>(o: &Bound<'py, PyAny>, shape: [usize; 3]) -> PyResult<Bound<'py, PyArray3<u8>>> {
+    let bad = || {
+        PyValueError::new_err(format!(
+            "out must be a C-contiguous, writeable uint8 or bool array of shape ({}, {}, {})",
+            shape[0], shape[1], shape[2]
+        ))
+    };
+    let a = o.cast::<PyUntypedArray>().map_err(|_| bad())?;
+    let a = if a.dtype().kind() == b'b' {
+        a.call_method1("view", ("uint8",))?
+    } else {
+        a.clone().into_any()
+    };
+    let a = a.cast_into::<PyArray3<u8>>().map_err(|_| bad())?;
+    if a.shape() != shape || !a.is_c_contiguous() {
+        return Err(bad());
+    }
+    Ok(a)
 }
 
 /// _time_pipeline(recipe, start, n) -> seconds: the Rust pipeline alone (one thread, one

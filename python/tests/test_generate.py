@@ -158,3 +158,28 @@ def test_ctrl_c_stops_generate_many_within_a_second():
     assert "KeyboardInterrupt" in err, err
     assert code != 0
     assert secs < 1.0, secs
+
+
+def test_generate_many_into_out():
+    r = cs.recipe("chapter-strict", rows=20, cols=70)
+    want = cs.generate_many(r, range(50))
+    buf = np.full((50, 20, 70), 7, dtype=np.uint8)
+    got = cs.generate_many(r, range(50), out=buf)
+    assert got is buf and np.array_equal(buf, want)
+    flags = np.zeros((50, 20, 70), dtype=bool)
+    grids, traj = cs.generate_many(r, range(50), out=flags, trajectory=True)
+    assert grids is flags and np.array_equal(flags, want.astype(bool)) and traj.shape == (50, 5)
+    for bad in (
+        np.zeros((49, 20, 70), np.uint8),
+        np.zeros((50, 70, 20), np.uint8),
+        np.zeros((50, 20, 70), np.int32),
+        np.zeros((50, 20, 140), np.uint8)[:, :, ::2],
+        np.zeros((50, 20, 70), np.uint8, order="F"),
+        [[[0]]],
+    ):
+        with pytest.raises(ValueError, match="out must be"):
+            cs.generate_many(r, range(50), out=bad)
+    frozen = np.zeros((50, 20, 70), np.uint8)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError):
+        cs.generate_many(r, range(50), out=frozen)
