@@ -5,9 +5,9 @@
 //! - The venv is `target/python-venv`, made with the first `python3` on PATH (or
 //!   `$CAVESWEEP_PYTHON`) and filled from python/requirements-test.txt (maturin, numpy, pandas,
 //!   pytest from the package index); it is reused while that file is unchanged.
-//! - The native module builds in `target/python-build` (its own cargo target directory, so the
-//!   build does not wait on the lock of the running `cargo test`), incrementally after the first
-//!   time.
+//! - The native module builds in this workspace's target directory (python/ is a non-default
+//!   member), reusing the library and dependencies `cargo test` just compiled where their
+//!   features agree; incrementally after the first time.
 //! - Every failing step fails the test with its output. Only when no Python with pip exists at
 //!   all, and not in CI (`CI` set), is the test skipped, with a loud message.
 
@@ -116,7 +116,6 @@ fn python_package() {
                 "--force-reinstall",
             ])
             .arg(root.join("python"))
-            .env("CARGO_TARGET_DIR", target.join("python-build"))
             // The build backend runs `maturin` from PATH: the venv's, as an activated venv would.
             .env("PATH", with_venv_path(&venv)),
     );

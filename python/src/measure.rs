@@ -8,7 +8,7 @@ use cavesweep::measure::{
 use cavesweep::oracle::ByteGrid;
 use cavesweep::recipe::Point;
 use cavesweep::rng::cave_rng;
-use numpy::{PyUntypedArray, PyUntypedArrayMethods};
+use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
@@ -171,7 +171,11 @@ fn post<'py>(
     Measurer::new().apply_post(&mut g, step, conn, &mut cave_rng(seed));
     let out = arrays::to_array(py, &g).into_any();
     match grid.cast::<PyUntypedArray>() {
-        Ok(a) if !a.dtype().is(&out.cast::<PyUntypedArray>()?.dtype()) => {
+        Ok(a)
+            if !a
+                .dtype()
+                .is_equiv_to(&out.cast::<PyUntypedArray>()?.dtype()) =>
+        {
             out.call_method1("astype", (a.dtype(),))
         }
         _ => Ok(out),
