@@ -107,7 +107,7 @@ def test_generate_many_equals_generate():
 
 
 def test_generate_many_releases_the_gil():
-    r = cs.recipe("chapter-strict", steps=200)
+    r = cs.recipe("chapter-strict", steps=1000)  # about 0.2 ms a cave: 3000 caves last > 0.5 s
     ticks = 0
     done = threading.Event()
 
@@ -128,15 +128,22 @@ def test_generate_many_releases_the_gil():
     assert ticks > 20, (ticks, elapsed)
 
 
-def interrupt_after(code, delay, timeout=60):
-    """Run `code` in a fresh Python, send SIGINT after `delay` s; (stderr, seconds to exit)."""
+def interrupt_after(code, delay, timeout=60, wait_for=None):
+    """Run `code` in a fresh Python, send SIGINT after `delay` s; (exit code, stderr, seconds
+    from the signal to the exit)."""
+    # A Python started with SIGINT ignored (a background job's children) keeps ignoring it:
+    # install the KeyboardInterrupt handler explicitly, as a notebook kernel does.
+    prelude = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
     p = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(code)],
+        [sys.executable, "-c", prelude + textwrap.dedent(code)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     # Wait for the script to say it has started the long call.
     line = p.stdout.readline()
     assert line.strip() == "started", (line, p.stderr.read() if p.poll() is not None else "")
+    while wait_for is not None and not line.startswith(wait_for):
+        line = p.stdout.readline()
+        assert line, p.stderr.read()
     time.sleep(delay)
     p.send_signal(signal.SIGINT)
     t0 = time.perf_counter()

@@ -107,26 +107,32 @@ def test_search_has_its_place():
 
 @pytest.mark.skipif(os.name != "posix", reason="SIGINT delivery")
 def test_ctrl_c_stops_a_sweep_within_a_second_and_it_resumes(cli, tmp_path):
-    # Small caves in small chunks, so a chunk (the unit of stopping) lasts milliseconds, and
-    # enough of them that the sweep is still running when the interrupt comes.
+    # Small caves in small chunks, so a chunk (the unit of stopping) lasts milliseconds; the
+    # interrupt comes once the first chunks are done, well before the last.
     out = tmp_path / "py"
-    sets = dict(rows=30, cols=40, steps=100)
+    sets = dict(rows=30, cols=40, steps=30)
     code, err, secs = interrupt_after(
         f"""
         import cavesweep as cs
         print("started", flush=True)
-        cs.sweep(seeds="0..400000", chunk=256, out={str(out)!r}, progress=False, **{sets!r})
+        def progress(done, total):
+            if done:
+                print("progress", done, flush=True)
+        cs.sweep(seeds="0..200000", chunk=256, metrics="wall_fraction", out={str(out)!r},
+                 progress=progress, **{sets!r})
         """,
-        delay=0.5,
+        delay=0.0,
+        wait_for="progress",
     )
     assert "KeyboardInterrupt" in err and "call sweep() again" in err, err
     assert code != 0 and secs < 1.0, (code, secs)
     assert not (out / "summary.csv").exists()  # interrupted: not finished
     # Resume in this process, then compare with an uninterrupted command-line run.
-    df = cs.sweep(seeds="0..400000", chunk=256, out=out, **sets)
+    df = cs.sweep(seeds="0..200000", chunk=256, metrics="wall_fraction", out=out, **sets)
     report = df.attrs["cavesweep"] if hasattr(df, "attrs") else None
     if report is not None:
-        assert 0 < report["seeds_run"] < 400000, report  # the first run's chunks were kept
-    cli("sweep", "--set", "rows=30", "--set", "cols=40", "--set", "steps=100",
-        "--seeds", "0..400000", "--chunk", "256", "--out", tmp_path / "cli")
+        assert 0 < report["seeds_run"] < 200000, report  # the first run's chunks were kept
+    cli("sweep", "--set", "rows=30", "--set", "cols=40", "--set", "steps=30",
+        "--seeds", "0..200000", "--chunk", "256", "--metrics", "wall_fraction",
+        "--out", tmp_path / "cli")
     same_files(tmp_path / "cli", out)
