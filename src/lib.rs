@@ -7,6 +7,8 @@
 
 pub mod benchmark;
 pub mod cells;
+pub mod failpoint;
+pub mod fanout;
 pub mod fill;
 pub mod generate;
 pub mod grid;
@@ -20,4 +22,5 @@ pub mod render;
 pub mod reproduce;
 pub mod rng;
 pub mod rule;
+pub mod store;
 pub mod sweep;

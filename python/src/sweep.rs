@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use cavesweep::measure::{Gate, MetricSet};
-use cavesweep::sweep::{self, Outcome, PerSeed, Plan, Shard, SweepError, SweepSpec};
+use cavesweep::store::shell_quote;
+use cavesweep::sweep::{self, Outcome, PerSeed, Plan, RunOptions, Shard, SweepError, SweepSpec};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -56,6 +57,50 @@ fn plan(
     Plan::new(spec).map_err(sweep_error)
 }
 
+/// The command line recorded in the sweep folder (manifest.json): the `cavesweep sweep` flags
+/// equivalent to this call, without those that do not change the results (threads, out,
+/// shard, force), as the command line records itself.
+#[allow(clippy::too_many_arguments)]
+fn command(
+    recipe: &Bound<'_, PyAny>,
+    overrides: Option<&Bound<'_, PyDict>>,
+    vary: &[String],
+    seeds: &str,
+    gate: &[String],
+    metrics: &str,
+    per_seed: &str,
+    chunk: Option<u64>,
+) -> PyResult<String> {
+    let mut c = vec!["cavesweep".to_string(), "sweep".to_string()];
+    let mut flag = |f: &str, v: &str| {
+        c.push(f.to_string());
+        c.push(shell_quote(v));
+    };
+    match recipe.cast::<recipe::PyRecipe>() {
+        Ok(r) => flag("--recipe", &format!("{}.toml", r.get().inner.name)),
+        Err(_) => flag("--preset", &recipe.str()?.to_cow()?),
+    }
+    if let Some(kw) = overrides {
+        for (k, v) in kw.iter() {
+            let key: String = k.extract()?;
+            flag("--set", &format!("{key}={}", recipe::set_value(&key, &v)?));
+        }
+    }
+    for v in vary {
+        flag("--vary", v);
+    }
+    flag("--seeds", seeds);
+    for g in gate {
+        flag("--gate", g);
+    }
+    flag("--metrics", metrics);
+    flag("--per-seed", per_seed);
+    if let Some(n) = chunk {
+        flag("--chunk", &n.to_string());
+    }
+    Ok(c.join(" "))
+}
+
 /// _sweep(recipe, out, *, vary, seeds, gate, metrics, per_seed, chunk, shard, threads, force,
 /// progress, **overrides) -> dict: run (or resume) a sweep into `out`; the CLI's flags as
 /// strings. `progress(done, total)` is called from this thread as work completes.
@@ -94,9 +139,19 @@ fn _sweep<'py>(
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
     let stop = AtomicBool::new(false);
+    let command = command(
+        recipe, overrides, &vary, seeds, &gate, metrics, per_seed, chunk,
+    )?;
+    let opts = RunOptions {
+        shard,
+        threads,
+        force,
+        command: &command,
+        stop: &stop,
+    };
     let (done, total) = (AtomicU64::new(0), AtomicU64::new(0));
     let work = || {
-        sweep::run(&plan, &out, shard, threads, force, &stop, &mut |d, t| {
+        sweep::run(&plan, &out, &opts, &mut |d, t| {
             done.store(d, Ordering::Relaxed);
             total.store(t, Ordering::Relaxed);
         })
@@ -128,9 +183,11 @@ fn _sweep<'py>(
     d.set_item("seeds_total", report.seeds_total)?;
     d.set_item("passed", report.passed)?;
     d.set_item("elapsed", report.elapsed.as_secs_f64())?;
-    d.set_item("points", plan.points.len())?;
+    d.set_item("points", plan.n_points())?;
     d.set_item("threads", threads)?;
-    d.set_item("command", plan.command())?;
+    d.set_item("verified", report.verified)?;
+    d.set_item("repairs", report.repairs)?;
+    d.set_item("command", command)?;
     Ok(d)
 }
 
