@@ -11,6 +11,8 @@
 #   kernels   cargo bench --bench kernels --bench inplace -> results/kernels.md (SKIP_BENCH=1 skips)
 #   bench     cavesweep bench --seconds 3                -> results/bench/      (SKIP_BENCH=1 skips;
 #             BENCH_SECONDS=S changes the 3, e.g. for a quick smoke test)
+#   grid      scripts/grid_results.sh (sweeps of 1,025 and 100,000-point grids) -> results/bench/grid.md
+#             (SKIP_BENCH=1 skips)
 #   peers     scripts/peers.sh, if present              -> results/peers.md    (SKIP_PEERS=1 skips)
 #   python    pip install ./python into $RESULTS_WORK/python-venv, then
 #             python/benches/bench_generate.py          -> results/python.md   (SKIP_PYTHON=1 skips)
@@ -169,9 +171,8 @@ do_python() {
   local venv="$WORK/python-venv"
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check maturin numpy pandas matplotlib
-  PATH="$PWD/$venv/bin:$PATH" CARGO_TARGET_DIR="$PWD/target/python-build" \
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-build-isolation \
-    --no-deps --force-reinstall ./python
+  PATH="$PWD/$venv/bin:$PATH" "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    --no-build-isolation --no-deps --force-reinstall ./python
   {
     echo "# The Python package: generate() overhead, generate_many() throughput"
     echo
@@ -199,6 +200,7 @@ do_index() {
       "gallery/README.md|A typical cave per preset and the chapter's seed 42, as PNGs." \
       "kernels.md|The step kernels against the scalar oracle, in cell updates per second." \
       "bench/README.md|Throughput per preset (1 thread, all threads, kernels, the scalar oracle)." \
+      "bench/grid.md|Sweeps of 1,025- and 100,000-point grids against one point: caves/s and peak memory." \
       "peers.md|cavesweep beside the chapter's numpy code, mapgen and the oracle, same work per seed." \
       "python.md|The Python package's overhead over the Rust pipeline, and generate_many against the command line."; do
       if [ -f "results/${line%%|*}" ]; then
@@ -222,6 +224,7 @@ if [ "${SKIP_BENCH:-0}" = 1 ]; then
 else
   stage kernels do_kernels
   stage bench do_bench
+  stage grid bash scripts/grid_results.sh "$BIN"
 fi
 if [ "${SKIP_PEERS:-0}" = 1 ]; then echo "== [peers] skipped (SKIP_PEERS=1)" >&2; else stage peers do_peers; fi
 if [ "${SKIP_PYTHON:-0}" = 1 ]; then echo "== [python] skipped (SKIP_PYTHON=1)" >&2; else stage python do_python; fi

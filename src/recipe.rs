@@ -37,14 +37,19 @@ pub const KEYS: [&str; 14] = [
 /// Largest accepted repeat count of one pass (a guard against typos like `steps=40000000`).
 pub const MAX_REPEAT: u32 = 100_000;
 
+/// Largest recipe file read (`--recipe`): recipes are a few hundred bytes of TOML, so anything
+/// bigger is a wrong path (`/dev/zero`, a data file), refused before it fills memory.
+pub const MAX_RECIPE_BYTES: u64 = 4 << 20;
+
 /// Why a recipe, a recipe file or an override was rejected.
 #[derive(Debug, thiserror::Error)]
 pub enum RecipeError {
-    #[error("recipe file: {0}")]
+    /// The file is not valid TOML or lacks a field (toml's message, which says "TOML").
+    #[error("{0}")]
     Toml(String),
     #[error("{key}: {msg}")]
     Key { key: String, msg: String },
-    #[error("{0}")]
+    #[error(transparent)]
     Grid(#[from] GridError),
     #[error("unknown --set key {0:?}; known keys: {keys}", keys = KEYS.join(", "))]
     UnknownKey(String),
