@@ -15,6 +15,9 @@
 #   gridbench scripts/grid_results.sh (sweeps of 1,025 and 100,000-point grids) -> results/bench/grid.md
 #             (SKIP_BENCH=1 skips)
 #   peers     scripts/peers.sh, if present              -> results/peers.md    (SKIP_PEERS=1 skips)
+#   python    pip install ./python into $RESULTS_WORK/python-venv, then
+#             python/benches/bench_generate.py          -> results/python.md   (SKIP_PYTHON=1 skips)
+#             python/examples/walkthrough.py            -> python/images/
 #   index     results/README.md
 #
 # Bulky intermediates (per-seed seeds.csv, sweep checkpoints) go to $RESULTS_WORK
@@ -238,6 +241,24 @@ do_peers() {
   fi
 }
 
+do_python() {
+  local venv="$WORK/python-venv"
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check maturin numpy pandas matplotlib
+  PATH="$PWD/$venv/bin:$PATH" "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    --no-build-isolation --no-deps --force-reinstall ./python
+  {
+    echo "# The Python package: generate() overhead, generate_many() throughput"
+    echo
+    echo "$PROV"
+    echo
+    echo "Command: \`python python/benches/bench_generate.py --cli $BIN\` (see python/README.md)."
+    echo
+    "$venv/bin/python" python/benches/bench_generate.py --cli "$BIN"
+  } >results/python.md
+  "$venv/bin/python" python/examples/walkthrough.py >"$WORK/walkthrough.txt"
+}
+
 do_index() {
   local line
   {
@@ -255,7 +276,8 @@ do_index() {
       "kernels.md|The step kernels against the scalar oracle, in cell updates per second." \
       "bench/README.md|Throughput per preset (1 thread, all threads, kernels, the scalar oracle)." \
       "bench/grid.md|Sweeps of 1,025- and 100,000-point grids against one point: caves/s and peak memory." \
-      "peers.md|cavesweep beside the chapter's numpy code, mapgen and the oracle, same work per seed."; do
+      "peers.md|cavesweep beside the chapter's numpy code, mapgen and the oracle, same work per seed." \
+      "python.md|The Python package's overhead over the Rust pipeline, and generate_many against the command line."; do
       if [ -f "results/${line%%|*}" ]; then
         echo "- [${line%%|*}](${line%%|*}): ${line#*|}"
       else
@@ -281,6 +303,7 @@ else
   stage gridbench bash scripts/grid_results.sh "$BIN"
 fi
 if [ "${SKIP_PEERS:-0}" = 1 ]; then echo "== [peers] skipped (SKIP_PEERS=1)" >&2; else stage peers do_peers; fi
+if [ "${SKIP_PYTHON:-0}" = 1 ]; then echo "== [python] skipped (SKIP_PYTHON=1)" >&2; else stage python do_python; fi
 stage index do_index
 T_END=$(date +%s.%N)
 echo "== timings" >&2

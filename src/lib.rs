@@ -6,6 +6,7 @@
 //! flags and prints. [`oracle`] is the scalar reference the kernels are tested against.
 
 pub mod benchmark;
+pub mod cells;
 pub mod failpoint;
 pub mod fanout;
 pub mod fill;
