@@ -1,26 +1,45 @@
 #!/usr/bin/env bash
-# A Slurm job array: task K of N runs shard K/N of one sweep into OUT/shard-K.
+# One sweep as a Slurm job array: every task runs its shard(s) of the sweep into OUT/shard-K.
 #
-#   jid=$(sbatch --parsable --array=1-16 scripts/slurm_sweep.sh OUT --preset chapter-strict \
+#   jid=$(sbatch --parsable --array=0-15 scripts/slurm_sweep.sh OUT --preset chapter-strict \
 #           --seeds 0..100000000 --vary fill=0.40:0.55:0.01 --per-seed none)
-#   sbatch --dependency=afterok:$jid --wrap "cavesweep merge OUT/shard-* --out OUT/merged"
+#   sbatch --dependency=afterany:$jid scripts/slurm_merge.sh OUT
 #
-# The array must start at 1. A task that is preempted or times out resumes from its checkpoint
-# when resubmitted with the same arguments (`scontrol requeue` or a new sbatch of that index).
+# Shards: `cavesweep sweep --shard auto` numbers the tasks 1..N from Slurm's SLURM_ARRAY_TASK_*
+# variables, so any range and step works (--array=0-15, 1-16, 1-61:4, 0-999%50). More shards
+# than tasks (a 10,000-way split under a MaxArraySize of 1,000): add `--shard auto/10000` to the
+# sweep flags; each task then runs its ten shards one after another. An array given as a list
+# (--array=1,5,6) cannot be numbered and is refused with a one-line error.
+#
+# Preemption and requeue: Slurm sends SIGTERM first; cavesweep finishes the chunks in flight,
+# checkpoints into OUT/shard-K and exits 130. The requeued task (`#SBATCH --requeue`, or
+# `scontrol requeue JOBID_IDX`) reruns this script with the same array variables and resumes
+# from the checkpoint. A task that hit its time limit or failed: resubmit the same array
+# (finished shards only verify their files, in seconds; unfinished ones resume).
+#
+# The merge (scripts/slurm_merge.sh) fails with a one-line error naming the shards that are
+# missing or unfinished. afterany (not afterok) lets it run, and say so, when a task failed;
+# with `--dependency=afterok:$jid --kill-on-invalid-dep=yes` Slurm cancels the merge instead.
+# Set CAVESWEEP to the binary to use (default: cavesweep on PATH); the log (cavesweep-JOB_TASK.log)
+# is appended to, so a requeued task's log keeps the interrupted run's lines.
 #SBATCH --job-name=cavesweep
 #SBATCH --cpus-per-task=8
 #SBATCH --time=04:00:00
 #SBATCH --output=cavesweep-%A_%a.log
+#SBATCH --open-mode=append
+#SBATCH --requeue
 set -euo pipefail
-if [ $# -lt 1 ]; then
-  echo "usage: sbatch --array=1-N $0 OUT [sweep flags...]" >&2
+if [ $# -lt 1 ] || [ -z "${SLURM_ARRAY_TASK_ID:-}" ]; then
+  echo "usage: sbatch --array=A-B[:STEP] $0 OUT [sweep flags...] (a Slurm job array)" >&2
   exit 2
 fi
 out=$1
 shift
-k=${SLURM_ARRAY_TASK_ID:?run this as a Slurm array job}
-n=${SLURM_ARRAY_TASK_COUNT:?run this as a Slurm array job}
-mkdir -p "$out"
-# SIGTERM before the time limit lets cavesweep checkpoint (Slurm sends it first).
-exec "${CAVESWEEP:-cavesweep}" sweep "$@" --shard "$k/$n" \
-  --threads "${SLURM_CPUS_PER_TASK:-1}" --out "$out/shard-$k"
+shard=(--shard auto)
+for a in "$@"; do
+  case $a in --shard | --shard=*) shard=() ;; esac
+done
+echo "cavesweep: task ${SLURM_ARRAY_TASK_ID} of array ${SLURM_ARRAY_JOB_ID:-?}, run ${SLURM_RESTART_COUNT:-0} on $(hostname), $(date -u +%FT%TZ)" >&2
+# exec: the SIGTERM Slurm sends on preemption, requeue or time limit reaches cavesweep itself.
+exec "${CAVESWEEP:-cavesweep}" sweep "$@" "${shard[@]}" \
+  --threads "${SLURM_CPUS_PER_TASK:-1}" --out "$out/shard-{shard}"
