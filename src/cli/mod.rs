@@ -2,6 +2,7 @@
 
 mod bench;
 mod presets;
+mod report;
 mod reproduce;
 mod run;
 mod sweep;
@@ -35,6 +36,8 @@ enum Command {
     Sweep(sweep::SweepArgs),
     /// Combine the output folders of `sweep --shard K/N` runs into one.
     Merge(sweep::MergeArgs),
+    /// Pictures and tables of a sweep folder: index.html and README.md.
+    Report(report::ReportArgs),
     /// Measure throughput per preset (1 thread, all threads, kernels, oracle) and write CSV.
     Bench(bench::BenchArgs),
 }
@@ -107,6 +110,7 @@ pub fn main() -> Result<ExitCode> {
         Command::Presets(a) => presets::main(a),
         Command::Sweep(a) => sweep::main(a),
         Command::Merge(a) => sweep::merge(a),
+        Command::Report(a) => report::main(a),
         Command::Bench(a) => bench::main(a),
     };
     match result {
