@@ -20,6 +20,9 @@
 # The merge (scripts/slurm_merge.sh) fails with a one-line error naming the shards that are
 # missing or unfinished. afterany (not afterok) lets it run, and say so, when a task failed;
 # with `--dependency=afterok:$jid --kill-on-invalid-dep=yes` Slurm cancels the merge instead.
+# Two splits into one OUT (other flags or another shard count) would mix their shard folders:
+# the first task of a split records it in OUT/slurm-split and tasks of any other are refused.
+# Threads: SLURM_CPUS_PER_TASK (--cpus-per-task) unless the sweep flags give --threads.
 # Set CAVESWEEP to the binary to use (default: cavesweep on PATH); the log (cavesweep-JOB_TASK.log)
 # is appended to, so a requeued task's log keeps the interrupted run's lines.
 #SBATCH --job-name=cavesweep
@@ -36,10 +39,30 @@ fi
 out=$1
 shift
 shard=(--shard auto)
+threads=(--threads "${SLURM_CPUS_PER_TASK:-1}")
 for a in "$@"; do
-  case $a in --shard | --shard=*) shard=() ;; esac
+  case $a in
+    --shard | --shard=*) shard=() ;;
+    --threads | --threads=*) threads=() ;;
+  esac
 done
+# One split per OUT: the first task records the sweep flags and the shard count N in
+# OUT/slurm-split (atomically); a task of another split (other flags, another N) is
+# refused before it writes anything, instead of mixing its shard folders into this split's.
+# Resubmitting the same array (any range with the same task count) is the same split.
+mkdir -p "$out"
+split="$(printf '%q ' "$@")"
+if [ ${#shard[@]} -gt 0 ]; then split+="--shard auto/${SLURM_ARRAY_TASK_COUNT:-?}"; fi
+# Written whole, then linked into place: ln fails if another task got there first.
+tmp="$out/.slurm-split.${SLURM_JOB_ID:-0}.$$"
+printf '%s\n' "$split" >"$tmp"
+ln "$tmp" "$out/slurm-split" 2>/dev/null || true
+rm -f "$tmp"
+if [ "$(cat "$out/slurm-split")" != "$split" ]; then
+  echo "cavesweep: error: $out holds another split (sweep flags $(cat "$out/slurm-split")); this task's: $split; use another OUT" >&2
+  exit 2
+fi
 echo "cavesweep: task ${SLURM_ARRAY_TASK_ID} of array ${SLURM_ARRAY_JOB_ID:-?}, run ${SLURM_RESTART_COUNT:-0} on $(hostname), $(date -u +%FT%TZ)" >&2
 # exec: the SIGTERM Slurm sends on preemption, requeue or time limit reaches cavesweep itself.
-exec "${CAVESWEEP:-cavesweep}" sweep "$@" "${shard[@]}" \
-  --threads "${SLURM_CPUS_PER_TASK:-1}" --out "$out/shard-{shard}"
+exec "${CAVESWEEP:-cavesweep}" sweep "$@" "${shard[@]}" "${threads[@]}" \
+  --out "$out/shard-{shard}"

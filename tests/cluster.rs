@@ -1,7 +1,8 @@
 //! The cluster path without a scheduler: `--shard auto` from the environment variables a
 //! scheduler sets, several shards per process, `merge --from` of many shard folders with few file
 //! descriptors, the Kubernetes example's own command run as its pods would run it, and the GNU
-//! parallel script retrying only its failed shards. (The real Slurm is in tests/slurm.rs.)
+//! parallel script retrying only its failed shards, the Slurm script run with an array task's
+//! variables set by hand (one split per OUT). (The real Slurm is in tests/slurm.rs.)
 
 mod common;
 
@@ -87,7 +88,11 @@ fn slurm_variables_pick_the_shards_of_any_array() {
     let pattern = out.join("shard-{shard}");
     for id in [3, 7, 11, 15] {
         let env = slurm_env(id, 3, 15, 4, 4);
-        let o = sweep(&pattern, &["--shard", "auto/8", "--threads", "1"], &pairs(&env));
+        let o = sweep(
+            &pattern,
+            &["--shard", "auto/8", "--threads", "1"],
+            &pairs(&env),
+        );
         assert!(o.status.success(), "{}", stderr(&o));
         let k = (id - 3) / 4 + 1;
         assert!(
@@ -108,7 +113,12 @@ fn slurm_variables_pick_the_shards_of_any_array() {
     let env = slurm_env(7, 3, 15, 4, 4);
     let o = sweep(&pattern, &["--shard", "auto/8"], &pairs(&env));
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(stderr(&o).matches("already complete").count(), 2, "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o).matches("already complete").count(),
+        2,
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -118,7 +128,11 @@ fn shard_misuse_is_a_one_line_error() {
     let plain = d.join("plain");
     let o = sweep(&pattern, &["--shard", "auto"], &[]);
     assert_one_line_error(&o, "SLURM_ARRAY_TASK_ID");
-    assert!(stderr(&o).contains("JOB_COMPLETION_INDEX"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("JOB_COMPLETION_INDEX"),
+        "{}",
+        stderr(&o)
+    );
     // --array=1,5,6 (a list: Slurm says min 1, max 6, step 1, count 3).
     let env = slurm_env(5, 1, 6, 1, 3);
     assert_one_line_error(
@@ -136,7 +150,11 @@ fn shard_misuse_is_a_one_line_error() {
     );
     assert_one_line_error(&sweep(&pattern, &[], &[]), "no --shard was given");
     assert_one_line_error(
-        &sweep(&pattern, &["--shard", "auto"], &[("JOB_COMPLETION_INDEX", "2")]),
+        &sweep(
+            &pattern,
+            &["--shard", "auto"],
+            &[("JOB_COMPLETION_INDEX", "2")],
+        ),
         "auto/N",
     );
     assert_one_line_error(
@@ -146,7 +164,11 @@ fn shard_misuse_is_a_one_line_error() {
     // A flag value clap rejects: its usual error (exit 2), naming the problem.
     let o = sweep(&pattern, &["--shard", "2-3,3/4"], &[]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("a shard is named twice"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("a shard is named twice"),
+        "{}",
+        stderr(&o)
+    );
     let empty = d.join("empty");
     fs::create_dir_all(&empty).unwrap();
     let o = clean()
@@ -189,11 +211,7 @@ fn many_shards_merge_with_few_open_files() {
     assert_same_outputs(&reference, &merged);
     // Shards 5-7 and 12 gone, 20 unfinished: one line names them all.
     for k in [5, 6, 7, 12] {
-        fs::rename(
-            out.join(format!("shard-{k}")),
-            d.join(format!("away-{k}")),
-        )
-        .unwrap();
+        fs::rename(out.join(format!("shard-{k}")), d.join(format!("away-{k}"))).unwrap();
     }
     fs::remove_dir_all(out.join("shard-20")).unwrap();
     let o = clean()
@@ -217,9 +235,10 @@ fn many_shards_merge_with_few_open_files() {
 #[test]
 fn kubernetes_example_runs_as_an_indexed_job() {
     let d = scratch("cluster-k8s");
-    let yaml =
-        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/k8s-indexed-job.yaml"))
-            .unwrap();
+    let yaml = fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/k8s-indexed-job.yaml"),
+    )
+    .unwrap();
     let field = |k: &str| -> String {
         yaml.lines()
             .find_map(|l| l.trim().strip_prefix(k))
@@ -257,7 +276,12 @@ fn kubernetes_example_runs_as_an_indexed_job() {
     let strip = |a: &String| !a.starts_with("--shard=") && !a.starts_with("--out=");
     let whole: Vec<&String> = args.iter().filter(|a| strip(a)).collect();
     let reference = d.join("single");
-    let o = clean().args(&whole).arg("--out").arg(&reference).output().unwrap();
+    let o = clean()
+        .args(&whole)
+        .arg("--out")
+        .arg(&reference)
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     for i in 0..completions {
         let o = clean()
@@ -341,4 +365,65 @@ fn parallel_script_retries_only_failed_shards() {
     let o = run(&other);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("another command"), "{}", stderr(&o));
+}
+
+/// `scripts/slurm_sweep.sh` as an array task runs it (the SLURM_ARRAY_TASK_* variables set by
+/// hand, no scheduler): a user's `--threads` wins over SLURM_CPUS_PER_TASK; resubmitting the
+/// same split with another range only verifies; a task of another split (another task count,
+/// other flags) into the same OUT is refused before it writes a shard folder; a task id outside
+/// its array is a one-line error from cavesweep.
+#[test]
+fn slurm_script_keeps_one_split_per_out() {
+    let d = scratch("cluster-slurm-script");
+    let out = d.join("out");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/slurm_sweep.sh");
+    let task = |env: &[(String, String)], flags: &[&str]| -> Output {
+        let mut c = Command::new("bash");
+        c.arg(&script).arg(&out).args(flags);
+        for v in SCHEDULER_VARS {
+            c.env_remove(v);
+        }
+        c.env_remove("CAVESWEEP_FAILPOINT")
+            .env("CAVESWEEP", env!("CARGO_BIN_EXE_cavesweep"))
+            .env("SLURM_CPUS_PER_TASK", "2")
+            .envs(env.iter().map(|(k, v)| (k, v)));
+        c.output().unwrap()
+    };
+    let mut flags = FLAGS.to_vec();
+    flags.extend(["--threads", "1"]);
+    // --array=0-2, task 0: shard 1 of 3, on the user's one thread.
+    let o = task(&slurm_env(0, 0, 2, 1, 3), &flags);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("on 1 threads"), "{}", stderr(&o));
+    assert!(out.join("shard-1").is_dir());
+    // Resubmitted as --array=1-3 (same three tasks): the same split, shard 1 only verified.
+    let o = task(&slurm_env(1, 1, 3, 1, 3), &flags);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("already complete"), "{}", stderr(&o));
+    // --array=0-3 into the same OUT: another split (4 shards), refused.
+    let o = task(&slurm_env(3, 0, 3, 1, 4), &flags);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let last = stderr(&o);
+    assert!(last.contains("holds another split"), "{last}");
+    assert_eq!(last.trim_end().lines().count(), 1, "{last}");
+    // Other sweep flags, same task count: refused too.
+    let o = task(&slurm_env(2, 0, 2, 1, 3), &FLAGS[..4]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let mut dirs: Vec<String> = fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    dirs.sort();
+    assert_eq!(dirs, ["shard-1", "slurm-split"]);
+    // A task id outside the array: the script's info line, then cavesweep's one-line error.
+    let o = task(&slurm_env(7, 0, 2, 1, 3), &flags);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    let lines: Vec<&str> = err.trim_end().lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert!(lines[0].starts_with("cavesweep: task 7 of array"), "{err}");
+    assert!(
+        lines[1].starts_with("cavesweep: error: --shard auto: SLURM_ARRAY_TASK_ID=7 is outside"),
+        "{err}"
+    );
 }

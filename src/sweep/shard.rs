@@ -197,6 +197,11 @@ fn slurm_task(var: &dyn Fn(&str) -> Option<String>) -> Result<Task, ShardError> 
         })?;
     }
     let [id, min, max, step, count] = v;
+    if id < min || id > max {
+        return Err(ShardError(format!(
+            "--shard auto: SLURM_ARRAY_TASK_ID={id} is outside the array's range {min}-{max} (SLURM_ARRAY_TASK_MIN, _MAX): not a task of this array; give --shard K/N"
+        )));
+    }
     let regular = step >= 1
         && min <= id
         && id <= max
@@ -566,6 +571,11 @@ mod tests {
             ]),
         );
         assert!(junk.contains("SLURM_ARRAY_TASK_ID=\"x\""), "{junk}");
+        let outside = e("auto", &slurm(9, 0, 2, 1, 3));
+        assert!(
+            outside.contains("outside the array's range 0-2"),
+            "{outside}"
+        );
         let nothing = e("auto", &env(&[]));
         for v in SLURM_VARS.iter().chain([&K8S_VAR]) {
             assert!(nothing.contains(v), "{nothing} lacks {v}");
