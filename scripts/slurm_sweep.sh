@@ -22,6 +22,7 @@
 # with `--dependency=afterok:$jid --kill-on-invalid-dep=yes` Slurm cancels the merge instead.
 # Two splits into one OUT (other flags or another shard count) would mix their shard folders:
 # the first task of a split records it in OUT/slurm-split and tasks of any other are refused.
+# One shard alone (a rerun): add `--shard K/N` to the flags (any --array, or none).
 # Threads: SLURM_CPUS_PER_TASK (--cpus-per-task) unless the sweep flags give --threads.
 # Set CAVESWEEP to the binary to use (default: cavesweep on PATH); the log (cavesweep-JOB_TASK.log)
 # is appended to, so a requeued task's log keeps the interrupted run's lines.
@@ -32,37 +33,60 @@
 #SBATCH --open-mode=append
 #SBATCH --requeue
 set -euo pipefail
-if [ $# -lt 1 ] || [ -z "${SLURM_ARRAY_TASK_ID:-}" ]; then
+if [ $# -lt 1 ]; then
   echo "usage: sbatch --array=A-B[:STEP] $0 OUT [sweep flags...] (a Slurm job array)" >&2
   exit 2
 fi
 out=$1
 shift
+# The sweep flags apart from --shard (default: auto) and --threads (default: the CPUs Slurm
+# gave the task).
+flags=()
 shard=(--shard auto)
 threads=(--threads "${SLURM_CPUS_PER_TASK:-1}")
+prev=
 for a in "$@"; do
+  case $prev in
+    --shard) shard=(--shard "$a") prev= && continue ;;
+    --threads) threads=(--threads "$a") prev= && continue ;;
+  esac
   case $a in
-    --shard | --shard=*) shard=() ;;
-    --threads | --threads=*) threads=() ;;
+    --shard | --threads) prev=$a ;;
+    --shard=*) shard=("$a") ;;
+    --threads=*) threads=("$a") ;;
+    *) flags+=("$a") ;;
   esac
 done
-# One split per OUT: the first task records the sweep flags and the shard count N in
-# OUT/slurm-split (atomically); a task of another split (other flags, another N) is
-# refused before it writes anything, instead of mixing its shard folders into this split's.
-# Resubmitting the same array (any range with the same task count) is the same split.
+if [ -n "$prev" ]; then
+  echo "cavesweep: error: $prev needs a value" >&2
+  exit 2
+fi
+which=${shard[-1]#--shard=}
+if [ "${which%%/*}" = auto ] && [ -z "${SLURM_ARRAY_TASK_ID:-}" ]; then
+  echo "usage: sbatch --array=A-B[:STEP] $0 OUT [sweep flags...] (a Slurm job array, or give --shard K/N)" >&2
+  exit 2
+fi
+# One split per OUT: a split is the sweep flags and N, the shard count (from --shard .../N, else
+# the array's task count). The first task records it in OUT/slurm-split; a task of another
+# split is refused before it writes anything, instead of mixing its shard folders into this
+# one's. Resubmitting the array (any range with as many tasks), or one shard as --shard K/N, is
+# the same split.
+case $which in
+  */*) n=${which##*/} ;;
+  *) n=${SLURM_ARRAY_TASK_COUNT:-?} ;;
+esac
 mkdir -p "$out"
-split="$(printf '%q ' "$@")"
-if [ ${#shard[@]} -gt 0 ]; then split+="--shard auto/${SLURM_ARRAY_TASK_COUNT:-?}"; fi
+split="$(printf '%q ' "${flags[@]}")N=$n"
 # Written whole, then linked into place: ln fails if another task got there first.
 tmp="$out/.slurm-split.${SLURM_JOB_ID:-0}.$$"
 printf '%s\n' "$split" >"$tmp"
 ln "$tmp" "$out/slurm-split" 2>/dev/null || true
 rm -f "$tmp"
 if [ "$(cat "$out/slurm-split")" != "$split" ]; then
-  echo "cavesweep: error: $out holds another split (sweep flags $(cat "$out/slurm-split")); this task's: $split; use another OUT" >&2
+  echo "cavesweep: error: $out holds another split ($(cat "$out/slurm-split")); this task's: $split; use another OUT" >&2
   exit 2
 fi
-echo "cavesweep: task ${SLURM_ARRAY_TASK_ID} of array ${SLURM_ARRAY_JOB_ID:-?}, run ${SLURM_RESTART_COUNT:-0} on $(hostname), $(date -u +%FT%TZ)" >&2
+echo "cavesweep: task ${SLURM_ARRAY_TASK_ID:-} of array ${SLURM_ARRAY_JOB_ID:-?}, run ${SLURM_RESTART_COUNT:-0} on $(hostname), $(date -u +%FT%TZ)" >&2
 # exec: the SIGTERM Slurm sends on preemption, requeue or time limit reaches cavesweep itself.
-exec "${CAVESWEEP:-cavesweep}" sweep "$@" "${shard[@]}" "${threads[@]}" \
+exec "${CAVESWEEP:-cavesweep}" sweep "${flags[@]}" "${shard[@]}" "${threads[@]}" \
   --out "$out/shard-{shard}"

@@ -370,8 +370,9 @@ fn parallel_script_retries_only_failed_shards() {
 /// `scripts/slurm_sweep.sh` as an array task runs it (the SLURM_ARRAY_TASK_* variables set by
 /// hand, no scheduler): a user's `--threads` wins over SLURM_CPUS_PER_TASK; resubmitting the
 /// same split with another range only verifies; a task of another split (another task count,
-/// other flags) into the same OUT is refused before it writes a shard folder; a task id outside
-/// its array is a one-line error from cavesweep.
+/// other flags) into the same OUT is refused before it writes a shard folder, one shard of the
+/// same split named with `--shard K/N` is not; a task id outside its array is a one-line error
+/// from cavesweep.
 #[test]
 fn slurm_script_keeps_one_split_per_out() {
     let d = scratch("cluster-slurm-script");
@@ -409,12 +410,34 @@ fn slurm_script_keeps_one_split_per_out() {
     // Other sweep flags, same task count: refused too.
     let o = task(&slurm_env(2, 0, 2, 1, 3), &FLAGS[..4]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    // --array=5 alone (one task) would make it shard 1/1: refused, not run.
+    let o = task(&slurm_env(5, 5, 5, 1, 1), &flags);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let mut dirs: Vec<String> = fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     dirs.sort();
     assert_eq!(dirs, ["shard-1", "slurm-split"]);
+    // One shard of the same split given explicitly (outside an array, `--shard=K/N` or
+    // `--shard K/N`) is welcome.
+    let mut one = flags.clone();
+    one.push("--shard=3/3");
+    let o = task(&[], &one);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(out.join("shard-3").is_dir());
+    let mut one = flags.clone();
+    one.extend(["--shard", "2/3"]);
+    let o = task(&slurm_env(5, 5, 5, 1, 1), &one);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let merged = d.join("merged");
+    let o = clean()
+        .args(["merge", "--from", out.to_str().unwrap(), "--out"])
+        .arg(&merged)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_same_outputs(&single(&d), &merged);
     // A task id outside the array: the script's info line, then cavesweep's one-line error.
     let o = task(&slurm_env(7, 0, 2, 1, 3), &flags);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
