@@ -512,6 +512,7 @@ impl<'p> SweepState<'p> {
                 |w, id| engine::run_chunk(plan, id, w, stop, false),
                 |r| {
                     self.add(r)?;
+                    failpoint::hold("chunk-done", stop);
                     progress(self.seeds_done, self.seeds_total);
                     Ok::<_, SweepError>(ControlFlow::Continue(()))
                 },
