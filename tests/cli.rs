@@ -138,11 +138,13 @@ fn bad_input_gives_one_line_errors() {
         &["run", "--set", "rng=numpy", "--preset", "nethack-mines"],
         "rng:",
     );
-    assert_clean_error(
-        &["run", "--recipe", "/nonexistent/r.toml"],
-        "cannot read recipe",
-    );
-    assert_clean_error(&["run", "--png", "/nonexistent/dir/x.png"], "cannot write");
+    // Paths under a regular file can never exist (an absolute /nonexistent/... could be made by
+    // another program running as root on the same machine).
+    let blocker = scratch("blocker").join("file");
+    fs::write(&blocker, "not a folder").unwrap();
+    let under = |name: &str| blocker.join(name).to_str().unwrap().to_owned();
+    assert_clean_error(&["run", "--recipe", &under("r.toml")], "cannot read recipe");
+    assert_clean_error(&["run", "--png", &under("x.png")], "cannot write");
     assert_clean_error(&["run", "--metrics", "speed"], "unknown metric");
     assert_clean_error(&["presets", "nope"], "unknown preset");
     assert_clean_error(&["reproduce", "book"], "unknown experiment");
