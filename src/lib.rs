@@ -14,6 +14,7 @@ pub mod kernel;
 pub mod measure;
 pub mod oracle;
 pub mod presets;
+pub mod query;
 pub mod recipe;
 pub mod render;
 pub mod reproduce;

@@ -19,7 +19,8 @@ use std::fmt;
 use std::ops::Range;
 use std::str::FromStr;
 
-use crate::measure::{Gate, MetricSet};
+use crate::measure::MetricSet;
+use crate::query::Gate;
 use crate::recipe::{Recipe, RecipeError};
 use vary::{Vary, VaryError};
 

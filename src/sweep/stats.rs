@@ -14,7 +14,8 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use crate::measure::{GateResult, Metric, MetricSet, Values};
+use crate::measure::{Metric, MetricSet, Values};
+use crate::query::GateResult;
 
 /// Fixed-point scale of fractions in the sums: 2^40, so a fraction is rounded by at most 2^-41
 /// and `Σq²` (each term <= 2^80) cannot overflow an i128 before 2^46 caves.
@@ -193,7 +194,7 @@ impl PartialEq for Acc {
 pub struct PointStats {
     pub seeds: u64,
     pub passed: u64,
-    /// Per gate clause: caves that failed it.
+    /// Per distinct gate clause: caves on which it was false.
     pub fails: Vec<u64>,
     /// Per metric in [`Metric::ALL`] order; `None` for metrics not measured.
     pub metrics: Vec<Option<Acc>>,
@@ -222,12 +223,11 @@ impl PointStats {
     #[inline]
     pub fn record(&mut self, trajectory: &[f64], values: &Values, gate: GateResult) {
         self.seeds += 1;
-        if gate.pass() {
-            self.passed += 1;
-        } else {
-            for (i, f) in self.fails.iter_mut().enumerate() {
-                *f += gate.failed(i) as u64;
-            }
+        self.passed += gate.pass() as u64;
+        // "Failed" = the clause was false, whether or not the cave passed (with || and ! a
+        // passing cave can have false clauses).
+        for (i, f) in self.fails.iter_mut().enumerate() {
+            *f += gate.failed(i) as u64;
         }
         for (acc, &v) in self.metrics.iter_mut().zip(values) {
             if let Some(acc) = acc {

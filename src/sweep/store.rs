@@ -27,7 +27,8 @@ use super::stats::{PointFile, PointStats};
 use super::vary::Vary;
 use super::{PerSeed, Plan, Shard, SweepError, SweepSpec};
 use crate::io::write_atomic;
-use crate::measure::{Gate, MetricSet};
+use crate::measure::MetricSet;
+use crate::query::Gate;
 use crate::recipe::Recipe;
 
 const STATE: &str = "state.json";
