@@ -20,4 +20,5 @@ pub mod render;
 pub mod reproduce;
 pub mod rng;
 pub mod rule;
+pub mod search;
 pub mod sweep;
