@@ -1,69 +1,71 @@
-//! The search's fan-out: an ordered queue of chunk ids pulled by rayon workers, results handed
-//! to one collecting thread (the caller's), a halt flag.
+//! The search's fan-out: an ordered queue of jobs pulled by rayon workers, results collected on
+//! the calling thread.
 //!
-//! Kept small and self-contained so it can be swapped for the crate-wide fan-out the sweep
-//! engine is moving to: [`run`] is the whole interface.
+//! A stand-in with the same interface as the crate-wide fan-out the sweep engine is moving to
+//! (`crate::fanout::run`): when that lands, this file goes and `search` calls it instead.
 //!
-//! Chunk ids are pulled in increasing order from one atomic counter (never materialised as a
-//! list: a search may have 2^58 chunks), so at any moment the unfinished chunks are the few in
-//! flight plus every id not yet pulled. That is what lets `--limit` stop early.
+//! Jobs come from a lazy iterator behind a mutex (a search may have 2^58 chunks: no list of
+//! them is ever made), so workers take them in order and the work in flight is a short window of
+//! consecutive chunks: every seed below it is decided, which is what lets `--limit` stop early.
 
 use std::ops::ControlFlow;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 
-/// Run `work(state, id)` for `id` in `0..end` on `threads` rayon workers (each with its own
-/// `init()` state), pulling ids in increasing order; hand every `Some` result to `collect` on
-/// the calling thread, in completion order. `end` may be lowered while running (ids at or past
-/// it are no longer pulled). Stops pulling once `halt` is raised (by the caller, or here when
-/// `collect` breaks or fails); work in flight should watch `halt` too.
-pub fn run<W, R, E>(
+/// Run `jobs` on `threads` rayon workers, each with its own `init()` state. `work` returns
+/// `None` when it abandoned the job because `stop` was raised (the worker then ends). `collect`
+/// sees every result on the calling thread, in completion order; when it breaks or fails no
+/// more jobs are handed out (those in flight finish). Returns `collect`'s first error.
+pub fn run<J, W, R, E>(
     threads: usize,
-    end: &AtomicU64,
-    halt: &AtomicBool,
+    stop: &AtomicBool,
+    jobs: impl Iterator<Item = J> + Send,
     init: impl Fn() -> W + Sync,
-    work: impl Fn(&mut W, u64) -> Option<R> + Sync,
-    mut collect: impl FnMut(u64, R) -> Result<ControlFlow<()>, E>,
+    work: impl Fn(&mut W, J) -> Option<R> + Sync,
+    mut collect: impl FnMut(R) -> Result<ControlFlow<()>, E>,
 ) -> Result<(), E>
 where
+    J: Send,
     R: Send,
 {
     let threads = threads.max(1);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
-        .expect("thread pool");
-    let next = AtomicU64::new(0);
-    let (tx, rx) = mpsc::sync_channel::<(u64, R)>(threads * 4);
+        .expect("cannot start worker threads");
+    let jobs = Mutex::new(jobs);
+    let no_more = AtomicBool::new(false);
+    let (tx, rx) = mpsc::sync_channel::<R>(threads * 2);
     std::thread::scope(|s| {
-        let (next, init, work) = (&next, &init, &work);
+        let (jobs, no_more, init, work) = (&jobs, &no_more, &init, &work);
         s.spawn(move || {
             let tx = tx;
             pool.broadcast(|_| {
                 let mut state = init();
-                while !halt.load(Ordering::Relaxed) {
-                    let id = next.fetch_add(1, Ordering::Relaxed);
-                    if id >= end.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    if let Some(r) = work(&mut state, id)
-                        && tx.send((id, r)).is_err()
-                    {
-                        break;
+                while !stop.load(Ordering::Relaxed) && !no_more.load(Ordering::Relaxed) {
+                    let Some(job) = jobs.lock().ok().and_then(|mut it| it.next()) else {
+                        return;
+                    };
+                    let Some(r) = work(&mut state, job) else {
+                        return;
+                    };
+                    if tx.send(r).is_err() {
+                        return;
                     }
                 }
             });
         });
         let mut result = Ok(());
-        for (id, r) in rx {
+        for r in rx {
             if result.is_err() {
                 continue;
             }
-            match collect(id, r) {
+            match collect(r) {
                 Ok(ControlFlow::Continue(())) => {}
-                Ok(ControlFlow::Break(())) => halt.store(true, Ordering::Relaxed),
+                Ok(ControlFlow::Break(())) => no_more.store(true, Ordering::Relaxed),
                 Err(e) => {
-                    halt.store(true, Ordering::Relaxed);
+                    no_more.store(true, Ordering::Relaxed);
                     result = Err(e);
                 }
             }
@@ -77,39 +79,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_chunk_once_and_halts() {
+    fn every_job_once_then_break_error_and_stop() {
         for threads in [1, 2, 3] {
-            let halt = AtomicBool::new(false);
+            let stop = AtomicBool::new(false);
             let mut seen = vec![0u32; 1000];
-            run::<_, _, ()>(
+            run::<_, _, _, ()>(
                 threads,
-                &AtomicU64::new(1000),
-                &halt,
+                &stop,
+                0u64..1000,
                 || 0u64,
                 |n, id| {
                     *n += 1;
-                    (id % 3 != 0).then_some(id)
+                    Some(id)
                 },
-                |id, r| {
-                    assert_eq!(id, r);
+                |id| {
                     seen[id as usize] += 1;
                     Ok(ControlFlow::Continue(()))
                 },
             )
             .unwrap();
-            for (i, &n) in seen.iter().enumerate() {
-                assert_eq!(n, (i % 3 != 0) as u32, "chunk {i}");
-            }
-            // Breaking stops the pulling: far fewer than 2^60 chunks run.
-            let halt = AtomicBool::new(false);
+            assert!(seen.iter().all(|&n| n == 1));
+            // Breaking stops the handing out: far fewer than 2^60 jobs run.
             let mut got = 0;
-            run::<_, _, ()>(
+            run::<_, _, _, ()>(
                 threads,
-                &AtomicU64::new(1 << 60),
-                &halt,
+                &stop,
+                0u64..1 << 60,
                 || (),
                 |_, id| Some(id),
-                |_, _| {
+                |_| {
                     got += 1;
                     Ok(if got == 10 {
                         ControlFlow::Break(())
@@ -119,34 +117,30 @@ mod tests {
                 },
             )
             .unwrap();
-            assert!((10..10_000).contains(&got), "{got}");
-            let halt = AtomicBool::new(false);
-            let e = run::<_, _, &str>(
+            assert!((10..100).contains(&got), "{got}");
+            let e = run(
                 threads,
-                &AtomicU64::new(50),
-                &halt,
+                &stop,
+                0u64..50,
                 || (),
                 |_, id| Some(id),
-                |_, _| Err("stop"),
+                |_| Err("no"),
             );
-            assert_eq!(e, Err("stop"));
-            // Lowering the end stops the pulling too.
-            let (halt, end) = (AtomicBool::new(false), AtomicU64::new(1 << 60));
-            let mut max = 0;
-            run::<_, _, ()>(
+            assert_eq!(e, Err("no"));
+            let mut n = 0;
+            run::<_, _, _, ()>(
                 threads,
-                &end,
-                &halt,
+                &AtomicBool::new(true),
+                0u64..50,
                 || (),
                 |_, id| Some(id),
-                |id, _| {
-                    max = max.max(id);
-                    end.fetch_min(100, Ordering::Relaxed);
+                |_| {
+                    n += 1;
                     Ok(ControlFlow::Continue(()))
                 },
             )
             .unwrap();
-            assert!(max < 100 + 8 * threads as u64, "{max}");
+            assert_eq!(n, 0);
         }
     }
 }

@@ -525,23 +525,19 @@ impl Search {
         s
     }
 
-    /// Run chunk `id` on a worker. `None` when abandoned (stop, halt, or beyond the cutoff).
+    /// Run chunk `id` on a worker. `None` when abandoned (stop, or past the `--limit` end).
     fn run_chunk(
         &self,
         w: &mut Worker,
         id: u64,
         stop: &AtomicBool,
-        halt: &AtomicBool,
         end: &AtomicU64,
     ) -> Result<Option<ChunkRecord>, SearchError> {
         let lo = id * self.chunk;
         let hi = (lo + self.chunk).min(self.spec.seeds.len());
         self.spec.seeds.runs(lo, hi, &mut w.runs);
-        let abandon = || {
-            stop.load(Ordering::Relaxed)
-                || halt.load(Ordering::Relaxed)
-                || id >= end.load(Ordering::Relaxed)
-        };
+        // Abandoned on Ctrl-C, or when --limit no longer needs this chunk.
+        let abandon = || stop.load(Ordering::Relaxed) || id >= end.load(Ordering::Relaxed);
         let mut matches = Vec::new();
         let mut top = match self.spec.mode {
             Mode::Top { k, .. } => Some(TopK::new(k)),
@@ -638,7 +634,6 @@ impl Search {
         sink: &mut dyn Sink,
     ) -> Result<Report, SearchError> {
         let start = Instant::now();
-        let halt = AtomicBool::new(false);
         // Chunk ids at or past `end` are not needed (lowered by --limit).
         let end = AtomicU64::new(self.n_chunks);
         let mut c = Collector::new(self);
@@ -649,33 +644,32 @@ impl Search {
         let mut examined = 0u64;
         if !c.finished() {
             let error: std::sync::Mutex<Option<SearchError>> = std::sync::Mutex::new(None);
-            let r = fanout::run::<_, _, SearchError>(
+            let failed = AtomicBool::new(false);
+            // Chunks in order, minus those already done, up to `end` (lowered by --limit),
+            // until a worker fails.
+            let jobs = (0..self.n_chunks)
+                .filter(|id| !skip.contains(id))
+                .take_while(|&id| {
+                    id < end.load(Ordering::Relaxed) && !failed.load(Ordering::Relaxed)
+                });
+            let r = fanout::run::<_, _, _, SearchError>(
                 threads,
-                &end,
-                &halt,
+                stop,
+                jobs,
                 || Worker {
                     generator: Generator::new(&self.spec.recipe, self.columns)
                         .expect("recipe validated"),
                     runs: Vec::new(),
                 },
-                |w, id| {
-                    if stop.load(Ordering::Relaxed) {
-                        halt.store(true, Ordering::Relaxed);
-                        return None;
-                    }
-                    if skip.contains(&id) {
-                        return None;
-                    }
-                    match self.run_chunk(w, id, stop, &halt, &end) {
-                        Ok(out) => out,
-                        Err(e) => {
-                            error.lock().expect("lock").get_or_insert(e);
-                            halt.store(true, Ordering::Relaxed);
-                            None
-                        }
+                |w, id| match self.run_chunk(w, id, stop, &end) {
+                    Ok(out) => out,
+                    Err(e) => {
+                        error.lock().expect("lock").get_or_insert(e);
+                        failed.store(true, Ordering::Relaxed);
+                        None
                     }
                 },
-                |_, out: ChunkRecord| {
+                |out: ChunkRecord| {
                     examined += out.examined;
                     sink.chunk(&out)?;
                     c.add(out, sink, &end)?;
