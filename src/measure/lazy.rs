@@ -144,6 +144,22 @@ impl Lazy<'_> {
         }
     }
 
+    /// Tell the view the grid's WALL count (known from generation), so `wall_fraction` and
+    /// `floor_fraction` cost nothing. `walls` must be the grid's count.
+    pub fn with_walls(mut self, walls: u64) -> Self {
+        debug_assert_eq!(walls, self.g.count_walls());
+        self.set_count(walls);
+        self.memo.done |= Stage::Count.bit();
+        self
+    }
+
+    fn set_count(&mut self, walls: u64) {
+        let cells = self.g.cells() as f64;
+        self.memo.floor = self.g.cells() as u64 - walls;
+        self.set(Metric::WallFraction, walls as f64 / cells);
+        self.set(Metric::FloorFraction, self.memo.floor as f64 / cells);
+    }
+
     /// The measuring settings this view was made with.
     pub fn config(&self) -> &MeasureConfig {
         self.cfg
@@ -179,13 +195,7 @@ impl Lazy<'_> {
         use Metric::*;
         let conn = self.cfg.connectivity;
         match stage {
-            Stage::Count => {
-                let cells = self.g.cells() as f64;
-                let walls = self.g.count_walls();
-                self.memo.floor = self.g.cells() as u64 - walls;
-                self.set(WallFraction, walls as f64 / cells);
-                self.set(FloorFraction, self.memo.floor as f64 / cells);
-            }
+            Stage::Count => self.set_count(self.g.count_walls()),
             Stage::Plane => {
                 self.m.flood.load(self.g);
                 let lay = self.m.flood.lay;

@@ -296,6 +296,27 @@ proptest! {
     }
 }
 
+/// min_width asked for after the labelling (which claims every component) must still measure
+/// the spawn's component alone, with or without the hint that keeps a copy of it.
+#[test]
+fn lazy_min_width_after_labelling_is_the_spawns() {
+    let grid = g("...#.\n...#.\n...#.\n");
+    for hint in [MetricSet::EMPTY, MetricSet::ALL] {
+        let c = MeasureConfig {
+            metrics: hint,
+            ..cfg(Connectivity::Four, (1, 1), None)
+        };
+        let mut m = Measurer::new();
+        let mut view = m.lazy(&grid, &c);
+        assert_eq!(view.get(Metric::Components), 2.0);
+        assert_eq!(view.get(Metric::MinWidth), 3.0, "hint {hint}");
+        let mut view = m.lazy(&grid, &c);
+        assert_eq!(view.get(Metric::MinWidth), 3.0);
+        assert_eq!(view.get(Metric::Components), 2.0);
+        assert_eq!(view.get(Metric::LargestFraction), 9.0 / 12.0);
+    }
+}
+
 #[test]
 fn chapter_caves_match_oracle() {
     use crate::rule::{Border, Outside, Pass, Rule};
