@@ -11,6 +11,8 @@
 #   kernels   cargo bench --bench kernels --bench inplace -> results/kernels.md (SKIP_BENCH=1 skips)
 #   bench     cavesweep bench --seconds 3                -> results/bench/      (SKIP_BENCH=1 skips;
 #             BENCH_SECONDS=S changes the 3, e.g. for a quick smoke test)
+#   search    cavesweep bench --search --repeats 3 + one search --explain -> results/bench/search.md
+#             (SKIP_BENCH=1 skips)
 #   peers     scripts/peers.sh, if present              -> results/peers.md    (SKIP_PEERS=1 skips)
 #   index     results/README.md
 #
@@ -142,6 +144,34 @@ do_bench() {
   } >results/bench/README.md
 }
 
+do_search() {
+  mkdir -p results/bench
+  local query='components<=2 && (path_length<=110 || min_width>=2) && floor_fraction>=0.62'
+  "$BIN" bench --search --repeats 3 --out results/bench | tee "$WORK/search.txt"
+  "$BIN" search --preset classic-4-5 --set exit=5,5 --seeds 0..1000000 --where "$query" --explain \
+    >"$WORK/explain.txt"
+  {
+    echo "# Seed search"
+    echo
+    echo "$PROV"
+    echo
+    echo "Command: \`cavesweep bench --search --repeats 3 --out results/bench\` (numbers also in"
+    echo "\`search.csv\`, with the command of every figure). Each search figure is measured"
+    echo "alternately with its comparison in the same run; median and [min-max] of the repeats."
+    echo
+    echo '```text'
+    cat "$WORK/search.txt"
+    echo '```'
+    echo
+    echo "The plan of one query: \`cavesweep search --preset classic-4-5 --set exit=5,5 --seeds 0..1000000"
+    echo "--where '$query' --explain\`"
+    echo
+    echo '```text'
+    cat "$WORK/explain.txt"
+    echo '```'
+  } >results/bench/search.md
+}
+
 do_kernels() {
   cargo bench --bench kernels
   cargo bench --bench inplace
@@ -177,6 +207,7 @@ do_index() {
       "gallery/README.md|A typical cave per preset and the chapter's seed 42, as PNGs." \
       "kernels.md|The step kernels against the scalar oracle, in cell updates per second." \
       "bench/README.md|Throughput per preset (1 thread, all threads, kernels, the scalar oracle)." \
+      "bench/search.md|Seed search: lazy evaluation against generation alone, search --top against sweep, a query plan." \
       "peers.md|cavesweep beside the chapter's numpy code, mapgen and the oracle, same work per seed."; do
       if [ -f "results/${line%%|*}" ]; then
         echo "- [${line%%|*}](${line%%|*}): ${line#*|}"
@@ -199,6 +230,7 @@ if [ "${SKIP_BENCH:-0}" = 1 ]; then
 else
   stage kernels do_kernels
   stage bench do_bench
+  stage search do_search
 fi
 if [ "${SKIP_PEERS:-0}" = 1 ]; then echo "== [peers] skipped (SKIP_PEERS=1)" >&2; else stage peers do_peers; fi
 stage index do_index

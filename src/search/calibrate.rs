@@ -43,7 +43,7 @@ fn fastest(rounds: usize, mut f: impl FnMut()) -> Duration {
 
 /// Generate up to [`SAMPLE`] caves from the start of `seeds` and time the generation and each
 /// metric of `metrics` computed alone (a fresh lazy view per cave and metric, so a metric pays
-/// for every stage it needs).
+/// for every stage it needs; the fractions are free, as for a generated cave).
 pub fn calibrate(generator: &mut Generator, seeds: &Seeds, metrics: MetricSet) -> Calibration {
     let runs = seeds.first(SAMPLE as u64);
     let n: u64 = runs.iter().map(|r| r.end - r.start).sum();
@@ -80,11 +80,13 @@ pub fn calibrate(generator: &mut Generator, seeds: &Seeds, metrics: MetricSet) -
         metrics,
         ..*generator.measure_config()
     };
+    // As in the search: the wall count comes with the generated cave.
+    let walls: Vec<u64> = grids.iter().map(Grid::count_walls).collect();
     let mut measurer = Measurer::new();
     for m in metrics.iter() {
         let t = fastest(3, || {
-            for g in &grids {
-                black_box(measurer.lazy(g, &cfg).get(m));
+            for (g, &w) in grids.iter().zip(&walls) {
+                black_box(measurer.lazy(g, &cfg).with_walls(w).get(m));
             }
         });
         costs.ns[m.index()] = t.as_nanos() as f64 / n as f64;
