@@ -57,6 +57,23 @@ impl Generator {
         })
     }
 
+    /// Switch to another recipe (computing `metrics`), keeping the buffers when the grid shape is
+    /// unchanged: a sweep worker moves from grid point to grid point without reallocating.
+    pub fn set_recipe(&mut self, recipe: Recipe, metrics: MetricSet) -> Result<(), RecipeError> {
+        recipe.validate()?;
+        if (recipe.rows, recipe.cols) != (self.grid.rows(), self.grid.cols()) {
+            self.grid = Grid::new(recipe.rows, recipe.cols)?;
+        }
+        self.cfg = MeasureConfig {
+            connectivity: recipe.connectivity,
+            spawn: recipe.spawn_cell(),
+            exit: recipe.exit_cell(),
+            metrics,
+        };
+        self.recipe = recipe;
+        Ok(())
+    }
+
     pub fn recipe(&self) -> &Recipe {
         &self.recipe
     }

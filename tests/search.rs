@@ -7,28 +7,18 @@
 // under test (`!(x >= 1)` holds for NaN, `x < 1` does not).
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
+mod common;
+
 use std::cmp::Ordering;
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cavesweep"))
-        .args(args)
-        .output()
-        .expect("binary runs")
-}
+use common::{run, stderr};
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("search-{name}"));
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).unwrap();
-    d
+fn scratch(name: &str) -> std::path::PathBuf {
+    common::scratch(&format!("search-{name}"))
 }
 
 /// A CSV as a header and rows of fields.
@@ -416,7 +406,7 @@ fn pngs_per_returned_match() {
 fn sigterm_leaves_a_valid_csv_of_what_was_found() {
     let d = scratch("sigterm");
     let out = d.join("found.csv");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cavesweep"))
+    let mut child = common::bin()
         .args([
             "search",
             "--seeds",
@@ -465,22 +455,12 @@ fn sigterm_leaves_a_valid_csv_of_what_was_found() {
     }
 }
 
-/// Bad input: exit code 1, exactly one line on stderr, no panic.
+/// Bad input: exit code 1, exactly one line on stderr, no panic, nothing on stdout.
 fn assert_one_line_error(args: &[&str], needle: &str) {
     let mut all = vec!["search"];
     all.extend_from_slice(args);
     let o = run(&all);
-    let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(1), "{all:?}: {err}");
-    assert!(
-        !err.contains("panicked") && !err.contains("internal error"),
-        "{all:?}: {err}"
-    );
-    assert!(
-        err.contains(needle),
-        "{all:?}: expected {needle:?} in {err:?}"
-    );
-    assert_eq!(err.trim_end().lines().count(), 1, "{all:?}: {err:?}");
+    common::assert_one_line_error(&o, needle);
     assert!(
         o.stdout.is_empty(),
         "{all:?} printed {:?}",

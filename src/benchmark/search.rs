@@ -6,10 +6,11 @@ use std::ops::{ControlFlow, Range};
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
+use crate::fanout;
 use crate::generate::Generator;
 use crate::measure::{Metric, MetricSet};
 use crate::recipe::{Recipe, RecipeError};
-use crate::search::{self, Match, Mode, Search, SearchError, SearchSpec, Seeds, Sink, fanout};
+use crate::search::{self, Match, Mode, Search, SearchError, SearchSpec, Seeds, Sink};
 
 use super::Spread;
 

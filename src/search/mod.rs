@@ -8,7 +8,7 @@
 //! measured in full (the output columns).
 //!
 //! The seeds are cut into chunks whose ids depend only on the seed count (never on the thread
-//! count), pulled in order by the workers of [`fanout`]; one collecting thread commits the
+//! count), pulled in order by the workers of [`crate::fanout`]; one collecting thread commits the
 //! chunks' matches in chunk order, so the rows come out in seed order and are identical for
 //! any thread count. With `--limit N` the collector stops everything as soon as N matches are
 //! known below every unfinished seed (a chunk stops early once it holds N matches itself);
@@ -20,7 +20,6 @@
 //! [`Search::run`] (`prior`): those chunks are not run again and their matches count as found.
 
 pub mod calibrate;
-pub mod fanout;
 
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::{BTreeMap, BinaryHeap};
@@ -30,6 +29,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::fanout;
 use crate::generate::Generator;
 use crate::grid::Grid;
 use crate::measure::{Metric, MetricSet, Values};

@@ -156,6 +156,23 @@ fn prior_chunks_are_not_rerun_and_give_the_same_rows() {
     let (_, lim) = run_search(&s, 1, &full.chunks[..0]);
     let (r, lim2) = run_search(&s, 1, &lim.chunks);
     assert!(same(&lim.rows, &lim2.rows) && r.examined == 0);
+    // With --top, prior chunks' best K join the heap.
+    let mode = Mode::Top {
+        k: 5,
+        by: Metric::Boundary,
+        order: Order::Desc,
+    };
+    let s = Search::new(spec(QUERY, Seeds::Range(0..640), mode, 64)).unwrap();
+    let (_, top) = run_search(&s, 2, &[]);
+    let prior: Vec<ChunkRecord> = top
+        .chunks
+        .iter()
+        .filter(|c| c.id % 2 == 0)
+        .cloned()
+        .collect();
+    let (r, top2) = run_search(&s, 2, &prior);
+    assert!(same(&top.rows, &top2.rows) && r.examined == 5 * 64);
+    assert_eq!(top.rows.len(), 5);
 }
 
 #[test]
