@@ -140,9 +140,7 @@ fn metric(flag: &str, s: &str) -> Result<Metric> {
 }
 
 pub fn main(a: SearchArgs) -> Result<()> {
-    if a.threads == Some(0) {
-        bail!("--threads must be at least 1");
-    }
+    let threads = super::sweep::check_threads(a.threads)?;
     let query: Expr = a.query.parse().context("--where")?;
     let mode = match (a.limit, a.top, &a.by) {
         (Some(_), Some(_), _) => bail!("--limit and --top: give one of them"),
@@ -216,9 +214,6 @@ pub fn main(a: SearchArgs) -> Result<()> {
         }
         None => (Box::new(std::io::stdout().lock()), "stdout".into()),
     };
-    let threads = a
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let stop = Arc::new(AtomicBool::new(false));
     {
         let stop = stop.clone();
