@@ -1,5 +1,9 @@
 //! The seed-search figures of `cavesweep bench --search`: how close a search that rejects
 //! most caves by a popcount comes to generating alone, measured side by side in one run.
+//!
+//! Every figure is given twice: seeds per wall-clock second (what a user sees on a quiet
+//! machine) and seeds per CPU-second of the process (all threads; steadier when the machine is
+//! shared, since time spent descheduled does not count).
 
 use std::hint::black_box;
 use std::ops::{ControlFlow, Range};
@@ -14,17 +18,65 @@ use crate::search::{self, Match, Mode, Search, SearchError, SearchSpec, Seeds, S
 
 use super::Spread;
 
+/// CPU time used so far by this process (all threads), in seconds.
+pub fn process_cpu_seconds() -> f64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec we own.
+    let ok = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) } == 0;
+    if ok {
+        t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+    } else {
+        f64::NAN
+    }
+}
+
+/// A throughput measured both ways: per wall-clock second and per CPU-second.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rate {
+    pub wall: f64,
+    pub cpu: f64,
+}
+
+impl Rate {
+    /// `n` items over the time since `(wall, cpu)` was taken.
+    pub fn since(n: u64, wall: Instant, cpu: f64) -> Rate {
+        Rate {
+            wall: n as f64 / wall.elapsed().as_secs_f64(),
+            cpu: n as f64 / (process_cpu_seconds() - cpu),
+        }
+    }
+}
+
+/// Wall and CPU spreads of repeated rates.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rates {
+    pub wall: Spread,
+    pub cpu: Spread,
+}
+
+impl Rates {
+    pub fn of(v: &[Rate]) -> Rates {
+        Rates {
+            wall: Spread::of(v.iter().map(|r| r.wall).collect()),
+            cpu: Spread::of(v.iter().map(|r| r.cpu).collect()),
+        }
+    }
+}
+
 /// Caves per second of generation alone (fill, passes, post-steps; no metric), on `threads`
 /// threads, with the search's own chunking and fan-out: the ceiling of any search.
 pub fn generation_rate(
     recipe: &Recipe,
     seeds: Range<u64>,
     threads: usize,
-) -> Result<f64, RecipeError> {
+) -> Result<Rate, RecipeError> {
     Generator::new(recipe, MetricSet::EMPTY)?;
     let n = seeds.end - seeds.start;
     let chunk = search::default_chunk(n);
-    let start = Instant::now();
+    let (start, cpu) = (Instant::now(), process_cpu_seconds());
     let stop = AtomicBool::new(false);
     fanout::run::<_, _, _, ()>(
         threads,
@@ -45,7 +97,7 @@ pub fn generation_rate(
         |()| Ok(ControlFlow::Continue(())),
     )
     .expect("no collector error");
-    Ok(n as f64 / start.elapsed().as_secs_f64())
+    Ok(Rate::since(n, start, cpu))
 }
 
 /// A sink that counts rows.
@@ -58,10 +110,10 @@ impl Sink for Count {
 }
 
 /// Seeds per second of a prepared search on `threads` threads (rows counted, not written).
-pub fn search_rate(s: &Search, threads: usize) -> Result<f64, SearchError> {
-    let start = Instant::now();
+pub fn search_rate(s: &Search, threads: usize) -> Result<Rate, SearchError> {
+    let (start, cpu) = (Instant::now(), process_cpu_seconds());
     let r = s.run(threads, &AtomicBool::new(false), &[], &mut Count(0))?;
-    Ok(r.examined as f64 / start.elapsed().as_secs_f64())
+    Ok(Rate::since(r.examined, start, cpu))
 }
 
 /// The rejecting-search figure for one recipe.
@@ -74,14 +126,18 @@ pub struct RejectBench {
     pub query: String,
     /// Share of the calibration sample the first clause rejects.
     pub rejected: f64,
-    pub generation: Spread,
-    pub search: Spread,
+    pub generation: Rates,
+    pub search: Rates,
 }
 
 impl RejectBench {
-    /// Search rate / generation rate (medians).
+    /// Search rate / generation rate (medians, wall clock).
     pub fn ratio(&self) -> f64 {
-        self.search.median / self.generation.median
+        self.search.wall.median / self.generation.wall.median
+    }
+    /// The same per CPU-second.
+    pub fn cpu_ratio(&self) -> f64 {
+        self.search.cpu.median / self.generation.cpu.median
     }
 }
 
@@ -122,8 +178,8 @@ pub fn reject_bench(
         seeds,
         query: s.plan().ordered_expr().to_string(),
         rejected,
-        generation: Spread::of(gen_rates),
-        search: Spread::of(search_rates),
+        generation: Rates::of(&gen_rates),
+        search: Rates::of(&search_rates),
     })
 }
 
@@ -135,7 +191,8 @@ mod tests {
     fn reject_bench_runs() {
         let r = crate::presets::preset("chapter-strict").unwrap();
         let b = reject_bench(&r, 2, 3000, 1).unwrap();
-        assert!(b.generation.median > 0.0 && b.search.median > 0.0);
+        assert!(b.generation.wall.median > 0.0 && b.search.cpu.median > 0.0);
+        assert!(b.ratio() > 0.0 && b.cpu_ratio() > 0.0);
         assert!(b.rejected > 0.8, "{}", b.rejected);
         assert!(b.query.starts_with("floor_fraction>="), "{}", b.query);
     }

@@ -5,6 +5,8 @@
 //!    a fraction, rejects about 95% of caves (target: >= 0.9x);
 //! 2. `sweep --metrics path_length --per-seed none` vs `search --where 'path_length>=0'
 //!    --top 10 --by path_length` on the same seeds, both run as this binary (target: >= 1x).
+//!
+//! Rates are per wall-clock second and per CPU-second (see `cavesweep::benchmark::search`).
 
 use std::io::Write;
 use std::path::Path;
@@ -12,24 +14,39 @@ use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use cavesweep::benchmark::Spread;
-use cavesweep::benchmark::search::reject_bench;
+use cavesweep::benchmark::search::{Rate, Rates, reject_bench};
 use cavesweep::io::write_atomic;
 use cavesweep::recipe::Recipe;
 
-fn rate(s: &Spread) -> String {
-    format!("{:.0} [{:.0}-{:.0}]", s.median, s.min, s.max)
+fn rate(r: &Rates) -> String {
+    let (w, c) = (&r.wall, &r.cpu);
+    format!(
+        "{:.0} [{:.0}-{:.0}] per s, {:.0} [{:.0}-{:.0}] per CPU-s",
+        w.median, w.min, w.max, c.median, c.min, c.max
+    )
 }
 
-/// Run this binary with `args`, returning the wall time in seconds.
-fn timed(args: &[String]) -> Result<f64> {
+/// CPU time (user + system) of this process's finished children, in seconds.
+fn children_cpu_seconds() -> f64 {
+    // SAFETY: getrusage fills one rusage struct we own; all-zero bytes are a valid rusage.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) } != 0 {
+        return f64::NAN;
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+/// Run this binary with `args` over `n` seeds: seeds per wall-clock and per CPU second.
+fn timed(args: &[String], n: u64) -> Result<Rate> {
     let exe = std::env::current_exe().context("cannot find the cavesweep binary")?;
-    let t = Instant::now();
+    let (t, cpu) = (Instant::now(), children_cpu_seconds());
     let o = Command::new(exe)
         .args(args)
         .output()
         .context("cannot run cavesweep")?;
-    let secs = t.elapsed().as_secs_f64();
+    let (secs, cpu) = (t.elapsed().as_secs_f64(), children_cpu_seconds() - cpu);
     if !o.status.success() {
         bail!(
             "cavesweep {} failed: {}",
@@ -37,7 +54,39 @@ fn timed(args: &[String]) -> Result<f64> {
             String::from_utf8_lossy(&o.stderr).trim()
         );
     }
-    Ok(secs)
+    Ok(Rate {
+        wall: n as f64 / secs,
+        cpu: n as f64 / cpu,
+    })
+}
+
+/// One CSV record of a figure.
+#[allow(clippy::too_many_arguments)]
+fn record(
+    csv: &mut csv::Writer<Vec<u8>>,
+    preset: &str,
+    fig: &str,
+    threads: usize,
+    seeds: u64,
+    repeats: usize,
+    r: &Rates,
+    ratios: (f64, f64),
+    cmd: &str,
+) -> Result<()> {
+    let mut rec = vec![
+        preset.to_string(),
+        fig.to_string(),
+        threads.to_string(),
+        seeds.to_string(),
+        repeats.to_string(),
+    ];
+    for s in [&r.wall, &r.cpu] {
+        rec.extend([s.median, s.min, s.max].map(|v| format!("{v:.1}")));
+    }
+    rec.extend([format!("{:.3}", ratios.0), format!("{:.3}", ratios.1)]);
+    rec.push(cmd.to_string());
+    csv.write_record(rec)?;
+    Ok(())
 }
 
 /// Shell-quote an argument for the printed command.
@@ -63,7 +112,19 @@ pub fn main(
     std::fs::create_dir_all(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
     let mut csv = csv::Writer::from_writer(Vec::new());
     csv.write_record([
-        "preset", "figure", "threads", "seeds", "repeats", "median", "min", "max", "ratio",
+        "preset",
+        "figure",
+        "threads",
+        "seeds",
+        "repeats",
+        "wall_median",
+        "wall_min",
+        "wall_max",
+        "cpu_median",
+        "cpu_min",
+        "cpu_max",
+        "ratio_wall",
+        "ratio_cpu",
         "command",
     ])?;
     for recipe in recipes {
@@ -71,7 +132,7 @@ pub fn main(
         let b = reject_bench(recipe, threads, reject_seeds, repeats)?;
         writeln!(
             out,
-            "{}: {threads} threads, median [min-max] of {repeats}, seeds/s",
+            "{}: {threads} threads, seeds (caves) per second: median [min-max] of {repeats}",
             recipe.name
         )?;
         writeln!(
@@ -81,11 +142,16 @@ pub fn main(
         )?;
         writeln!(
             out,
-            "  search {:?} (first clause rejects {:.1}% of a sample): {} = {:.3}x generation (target >= 0.9)",
+            "  search {:?} (first clause rejects {:.1}% of a sample): {}",
             b.query,
             b.rejected * 100.0,
             rate(&b.search),
-            b.ratio()
+        )?;
+        writeln!(
+            out,
+            "    = {:.3}x generation per s, {:.3}x per CPU-s (target >= 0.9)",
+            b.ratio(),
+            b.cpu_ratio()
         )?;
         let gen_cmd = format!("(library) generation only, seeds 0..{reject_seeds}");
         let search_cmd = format!(
@@ -93,22 +159,26 @@ pub fn main(
             recipe.name,
             quoted(&b.query)
         );
-        for (fig, s, ratio, cmd) in [
-            ("generation", &b.generation, 1.0, &gen_cmd),
-            ("search_reject", &b.search, b.ratio(), &search_cmd),
+        for (fig, r, ratios, cmd) in [
+            ("generation", &b.generation, (1.0, 1.0), &gen_cmd),
+            (
+                "search_reject",
+                &b.search,
+                (b.ratio(), b.cpu_ratio()),
+                &search_cmd,
+            ),
         ] {
-            csv.write_record([
-                recipe.name.clone(),
-                fig.into(),
-                threads.to_string(),
-                reject_seeds.to_string(),
-                repeats.to_string(),
-                format!("{:.1}", s.median),
-                format!("{:.1}", s.min),
-                format!("{:.1}", s.max),
-                format!("{ratio:.3}"),
-                cmd.clone(),
-            ])?;
+            record(
+                &mut csv,
+                &recipe.name,
+                fig,
+                threads,
+                reject_seeds,
+                repeats,
+                r,
+                ratios,
+                cmd,
+            )?;
         }
 
         // Top 10 by path length vs the sweep computing path_length, end to end.
@@ -161,11 +231,14 @@ pub fn main(
         let (mut sw, mut se) = (vec![], vec![]);
         for _ in 0..repeats {
             let _ = std::fs::remove_dir_all(&sweep_dir);
-            sw.push(seeds as f64 / timed(&sweep_args)?);
-            se.push(seeds as f64 / timed(&search_args)?);
+            sw.push(timed(&sweep_args, seeds)?);
+            se.push(timed(&search_args, seeds)?);
         }
-        let (sw, se) = (Spread::of(sw), Spread::of(se));
-        let ratio = se.median / sw.median;
+        let (sw, se) = (Rates::of(&sw), Rates::of(&se));
+        let ratios = (
+            se.wall.median / sw.wall.median,
+            se.cpu.median / sw.cpu.median,
+        );
         writeln!(
             out,
             "  sweep --metrics path_length --per-seed none, {seeds} seeds: {}",
@@ -173,8 +246,13 @@ pub fn main(
         )?;
         writeln!(
             out,
-            "  search --where 'path_length>=0' --top 10 --by path_length, {seeds} seeds: {} = {ratio:.3}x the sweep (target >= 1)",
+            "  search --where 'path_length>=0' --top 10 --by path_length, {seeds} seeds: {}",
             rate(&se)
+        )?;
+        writeln!(
+            out,
+            "    = {:.3}x the sweep per s, {:.3}x per CPU-s (target >= 1)",
+            ratios.0, ratios.1
         )?;
         let show = |a: &[String]| {
             let mut v = vec!["cavesweep".to_string()];
@@ -185,23 +263,28 @@ pub fn main(
             );
             v.join(" ")
         };
-        for (fig, s, ratio, cmd) in [
-            ("sweep_path_length", &sw, 1.0, show(&sweep_args)),
-            ("search_top10_path_length", &se, ratio, show(&search_args)),
-        ] {
-            csv.write_record([
-                recipe.name.clone(),
-                fig.into(),
-                threads.to_string(),
-                seeds.to_string(),
-                repeats.to_string(),
-                format!("{:.1}", s.median),
-                format!("{:.1}", s.min),
-                format!("{:.1}", s.max),
-                format!("{ratio:.3}"),
-                cmd,
-            ])?;
-        }
+        record(
+            &mut csv,
+            &recipe.name,
+            "sweep_path_length",
+            threads,
+            seeds,
+            repeats,
+            &sw,
+            (1.0, 1.0),
+            &show(&sweep_args),
+        )?;
+        record(
+            &mut csv,
+            &recipe.name,
+            "search_top10_path_length",
+            threads,
+            seeds,
+            repeats,
+            &se,
+            ratios,
+            &show(&search_args),
+        )?;
     }
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(out_dir)
