@@ -112,6 +112,7 @@ impl Lazy<'_> {
     /// Compute every metric of `set` not computed yet, sharing work between them.
     pub fn ensure(&mut self, set: MetricSet) {
         self.wanted = self.wanted.union(set);
+        let needed = set.iter().fold(0u16, |acc, m| acc | m.stage().bit());
         // Depth before Path: a full BFS also gives the path, so both cost one BFS.
         for stage in [
             Stage::Count,
@@ -122,7 +123,7 @@ impl Lazy<'_> {
             Stage::Depth,
             Stage::Path,
         ] {
-            if set.iter().any(|m| m.stage() == stage) {
+            if needed & stage.bit() != 0 {
                 self.run(stage);
             }
         }
