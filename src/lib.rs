@@ -7,6 +7,7 @@
 //! flags and prints. [`oracle`] is the scalar reference the kernels are tested against.
 
 pub mod benchmark;
+pub mod cells;
 pub mod failpoint;
 pub mod fanout;
 pub mod fill;
@@ -20,6 +21,7 @@ pub mod presets;
 pub mod query;
 pub mod recipe;
 pub mod render;
+pub mod report;
 pub mod reproduce;
 pub mod rng;
 pub mod rule;

@@ -35,15 +35,24 @@ pub struct BenchArgs {
     #[arg(long)]
     threads: Option<usize>,
     /// Measure the seed-search figures instead (search vs generation alone, search --top vs
-    /// sweep); default preset chapter-strict. Writes search.csv.
+    /// sweep); default preset chapter-strict. With --out, writes DIR/search.csv.
     #[arg(long)]
     search: bool,
     /// Seeds of the `search --top` vs `sweep` figure (the rejecting search uses a fifth).
     #[arg(long, default_value_t = 1_000_000, requires = "search")]
     search_seeds: u64,
-    /// Where to write bench.csv (created if needed).
-    #[arg(long, default_value = "results/bench")]
-    out: PathBuf,
+    /// Measure the sweep machinery on parameter grids instead (1,025 and 100,000 points against
+    /// one point doing the same work), through real sweeps into a scratch folder; with --out,
+    /// writes DIR/grid.csv.
+    #[arg(long)]
+    grid: bool,
+    /// Caves per sweep of the --grid benchmark.
+    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1000..))]
+    grid_caves: u64,
+    /// Also write the figures as DIR/bench.csv (DIR is created if needed). Without it, bench
+    /// only prints: it writes no file unless asked to.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
 }
 
 fn human(v: f64) -> String {
@@ -87,8 +96,11 @@ pub fn main(a: BenchArgs) -> Result<()> {
             threads,
             a.repeats as usize,
             a.search_seeds.max(1000),
-            &a.out,
+            a.out.as_deref(),
         );
+    }
+    if a.grid {
+        return grid(&a, threads);
     }
     let names: Vec<String> = if a.preset.is_empty() {
         NAMES.iter().map(|s| s.to_string()).collect()
@@ -144,6 +156,9 @@ pub fn main(a: BenchArgs) -> Result<()> {
         )?;
         rows.push(b);
     }
+    let Some(dir) = &a.out else {
+        return Ok(());
+    };
     let mut csv = csv::Writer::from_writer(Vec::new());
     csv.write_record([
         "preset",
@@ -190,9 +205,93 @@ pub fn main(a: BenchArgs) -> Result<()> {
         }
         csv.write_record(rec)?;
     }
-    std::fs::create_dir_all(&a.out)
-        .with_context(|| format!("cannot create {}", a.out.display()))?;
-    let path = a.out.join("bench.csv");
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let path = dir.join("bench.csv");
+    write_atomic(&path, &csv.into_inner()?)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    writeln!(out, "wrote {}", path.display())?;
+    Ok(())
+}
+
+/// `cavesweep bench --grid`.
+fn grid(a: &BenchArgs, threads: usize) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "cavesweep bench --grid: sweeps of ~{} caves each, {} repeats interleaved, {threads} threads, SIMD {}, metrics {}",
+        a.grid_caves,
+        a.repeats,
+        simd_path(),
+        a.metrics
+    )?;
+    writeln!(
+        out,
+        "median [min-max]; caves/s of the whole sweep (generation, statistics, store, CSV files)"
+    )?;
+    writeln!(
+        out,
+        "{:<36} {:>8} {:>10} {:>24} {:<22} {:>24} {:>22}",
+        "grid", "points", "seeds/pt", "caves/s", "reference", "reference caves/s", "ratio"
+    )?;
+    let rows =
+        cavesweep::sweep::bench::bench_grid(a.grid_caves, threads, a.repeats as usize, a.metrics)?;
+    let mut csv = csv::Writer::from_writer(Vec::new());
+    csv.write_record([
+        "grid",
+        "points",
+        "seeds_per_point",
+        "caves",
+        "threads",
+        "repeats",
+        "simd",
+        "metrics",
+        "caves_per_s_median",
+        "caves_per_s_min",
+        "caves_per_s_max",
+        "reference",
+        "reference_median",
+        "ratio_median",
+        "ratio_min",
+        "ratio_max",
+    ])?;
+    for r in &rows {
+        writeln!(
+            out,
+            "{:<36} {:>8} {:>10} {:>24} {:<22} {:>24} {:>6.2}x [{:.2}-{:.2}]",
+            r.name,
+            r.points,
+            r.seeds_per_point,
+            spread(&r.rate),
+            r.reference_name,
+            spread(&r.reference),
+            r.ratio.median,
+            r.ratio.min,
+            r.ratio.max
+        )?;
+        csv.write_record([
+            r.name.clone(),
+            r.points.to_string(),
+            r.seeds_per_point.to_string(),
+            r.caves.to_string(),
+            threads.to_string(),
+            a.repeats.to_string(),
+            simd_path(),
+            a.metrics.to_string(),
+            format!("{:.1}", r.rate.median),
+            format!("{:.1}", r.rate.min),
+            format!("{:.1}", r.rate.max),
+            r.reference_name.clone(),
+            format!("{:.1}", r.reference.median),
+            format!("{:.3}", r.ratio.median),
+            format!("{:.3}", r.ratio.min),
+            format!("{:.3}", r.ratio.max),
+        ])?;
+    }
+    let Some(dir) = &a.out else {
+        return Ok(());
+    };
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let path = dir.join("grid.csv");
     write_atomic(&path, &csv.into_inner()?)
         .with_context(|| format!("cannot write {}", path.display()))?;
     writeln!(out, "wrote {}", path.display())?;

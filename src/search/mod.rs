@@ -612,13 +612,11 @@ impl Search {
     }
 
     fn write_png(&self, png: &PngSpec, seed: u64, g: &Grid) -> Result<(), SearchError> {
-        let r = &self.spec.recipe;
         render::write_png(
             &png.dir.join(format!("{seed}.png")),
             g,
             png.scale,
-            Some(r.spawn_cell()),
-            r.exit_cell(),
+            &render::Marks::of(&self.spec.recipe),
         )?;
         Ok(())
     }

@@ -155,7 +155,7 @@ pub fn merge(
     let never = AtomicBool::new(false);
     let opts = RunOptions {
         shard: Shard::WHOLE,
-        threads: 1,
+        threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         force,
         command: &command,
         stop: &never,

@@ -9,8 +9,10 @@
 //! - [`state`]: the sweep's records in the output folder's store ([`crate::store`]): open grid
 //!   points, checkpoints, verified resume, the final files;
 //! - [`merge`]: shard folders into one;
-//! - [`output`]: the CSV rows.
+//! - [`output`]: the CSV rows;
+//! - [`bench`]: what the machinery costs on grids (`cavesweep bench --grid`).
 
+pub mod bench;
 pub mod engine;
 pub mod merge;
 pub mod output;

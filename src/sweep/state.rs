@@ -22,6 +22,8 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
+use rayon::prelude::*;
+
 use super::engine::{self, ChunkResult, Worker};
 use super::output;
 use super::stats::PointStats;
@@ -41,6 +43,8 @@ pub const OUTPUTS: [&str; 5] = [
 ];
 /// Minimum time between checkpoints.
 const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
+/// Grid points formatted per batch by the final assembly.
+const FINISH_BATCH: u64 = 4096;
 /// Seed-row bytes waiting in memory that force an early checkpoint.
 const ROWS_FLUSH_BYTES: usize = 64 << 20;
 
@@ -135,6 +139,8 @@ pub struct SweepState<'p> {
     verified: bool,
     /// Final files found intact on a complete folder being finished again (not rewritten).
     intact: BTreeMap<&'static str, FileRecord>,
+    /// Worker threads (also used to format the final files).
+    threads: usize,
 }
 
 impl<'p> SweepState<'p> {
@@ -181,6 +187,7 @@ impl<'p> SweepState<'p> {
             repairs: Vec::new(),
             verified: false,
             intact: BTreeMap::new(),
+            threads: opts.threads.max(1),
         };
         for p in 0..n {
             let m = share.owned(p);
@@ -570,31 +577,44 @@ impl<'p> SweepState<'p> {
         self.passed += stats.passed;
         self.seeds_done += seeds;
         self.chunks_done += 1;
-        let shape = self.plan.shape(p);
-        let entry = self.open.entry(p).or_insert_with(|| OpenPoint {
-            stats: PointStats::new(shape),
-            done: RangeSet::new(),
-            remaining: share.owned(p),
-            dirty: false,
-        });
-        if !entry.done.insert(j) {
-            return Err(store_err(format!(
-                "internal error: chunk {} done twice",
-                r.id
-            )));
-        }
-        entry.stats.merge(&stats);
-        entry.remaining -= 1;
-        entry.dirty = true;
-        if entry.remaining == 0 {
-            let o = self.open.remove(&p).expect("present");
+        let closed = match self.open.get_mut(&p) {
+            // The common case in grids: one chunk makes the whole point. No merge, no copy.
+            None if share.owned(p) == 1 => Some(stats),
+            None => {
+                let mut done = RangeSet::new();
+                done.insert(j);
+                self.open.insert(
+                    p,
+                    OpenPoint {
+                        stats,
+                        done,
+                        remaining: share.owned(p) - 1,
+                        dirty: true,
+                    },
+                );
+                None
+            }
+            Some(entry) => {
+                if !entry.done.insert(j) {
+                    return Err(store_err(format!(
+                        "internal error: chunk {} done twice",
+                        r.id
+                    )));
+                }
+                entry.stats.merge(&stats);
+                entry.remaining -= 1;
+                entry.dirty = true;
+                (entry.remaining == 0).then(|| self.open.remove(&p).expect("present").stats)
+            }
+        };
+        if let Some(stats) = closed {
             self.pending_closed.push(PointRecord {
                 point: p as u64,
                 closed: true,
-                seeds: o.stats.seeds,
-                passed: o.stats.passed,
+                seeds: stats.seeds,
+                passed: stats.passed,
                 done: Vec::new(),
-                stats: o.stats.encode(),
+                stats: stats.encode(),
             });
             self.complete[p] = true;
             self.n_complete += 1;
@@ -748,7 +768,6 @@ impl<'p> SweepState<'p> {
             create("trajectory.csv")?,
             create("components.csv")?,
         );
-        let mut buf = Vec::new();
         let write_err = |name: &str, e: std::io::Error| {
             store_err(format!("cannot write {}: {e}", dir.join(name).display()))
         };
@@ -760,45 +779,59 @@ impl<'p> SweepState<'p> {
         comps
             .write_all(&output::components_header(plan))
             .map_err(|e| write_err("components.csv", e))?;
-        let mut next = 0usize;
-        let mut emit = |p: usize, st: &PointStats| -> Result<(), SweepError> {
-            let params = plan.params(p);
-            buf.clear();
-            output::summary_row(&mut buf, plan, &params, st);
-            summary
-                .write_all(&buf)
-                .map_err(|e| write_err("summary.csv", e))?;
-            buf.clear();
-            output::trajectory_rows(&mut buf, &params, st);
-            traj.write_all(&buf)
-                .map_err(|e| write_err("trajectory.csv", e))?;
-            buf.clear();
-            output::components_rows(&mut buf, &params, st);
-            comps
-                .write_all(&buf)
-                .map_err(|e| write_err("components.csv", e))
-        };
+        // Points are read in batches and their rows formatted on every worker thread (the rows
+        // of a 100,000-point grid are hundreds of MB of numbers), then written in order.
         let share = self.share;
-        self.store.points(|r| -> Result<(), SweepError> {
-            let rec = r.map_err(|(p, why)| {
-                store_err(format!(
-                    "the record of grid point {p} was damaged while the sweep ran ({why}); rerun to recompute it"
-                ))
-            })?;
-            let p = rec.point as usize;
-            while next < p {
-                emit(next, &PointStats::new(plan.shape(next)))?;
-                next += 1;
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(self.threads)
+            .build()
+            .expect("thread pool");
+        let n = plan.n_points() as u64;
+        let mut a = 0u64;
+        while a < n {
+            let b = (a + FINISH_BATCH).min(n);
+            let mut recs: Vec<Option<Vec<u8>>> = vec![None; (b - a) as usize];
+            for r in self.store.points_in(a..b)? {
+                let rec = r.map_err(|(p, why)| {
+                    store_err(format!(
+                        "the record of grid point {p} was damaged while the sweep ran ({why}); rerun to recompute it"
+                    ))
+                })?;
+                recs[(rec.point - a) as usize] = Some(rec.stats);
             }
-            let st = PointStats::decode(&rec.stats, plan.shape(p), share.point_seeds(p))
-                .map_err(|why| store_err(format!("grid point {p}: {why}")))?;
-            emit(p, &st)?;
-            next = p + 1;
-            Ok(())
-        })?;
-        while next < plan.n_points() {
-            emit(next, &PointStats::new(plan.shape(next)))?;
-            next += 1;
+            let rows: Vec<Result<[Vec<u8>; 3], SweepError>> = pool.install(|| {
+                recs.into_par_iter()
+                    .enumerate()
+                    .map(|(i, bytes)| {
+                        let p = (a as usize) + i;
+                        let st = match bytes {
+                            Some(bytes) => {
+                                PointStats::decode(&bytes, plan.shape(p), share.point_seeds(p))
+                                    .map_err(|why| store_err(format!("grid point {p}: {why}")))?
+                            }
+                            None => PointStats::new(plan.shape(p)),
+                        };
+                        let params = plan.params(p);
+                        let mut out = [Vec::new(), Vec::new(), Vec::new()];
+                        output::summary_row(&mut out[0], plan, &params, &st);
+                        output::trajectory_rows(&mut out[1], &params, &st);
+                        output::components_rows(&mut out[2], &params, &st);
+                        Ok(out)
+                    })
+                    .collect()
+            });
+            for r in rows {
+                let [s, t, c] = r?;
+                summary
+                    .write_all(&s)
+                    .map_err(|e| write_err("summary.csv", e))?;
+                traj.write_all(&t)
+                    .map_err(|e| write_err("trajectory.csv", e))?;
+                comps
+                    .write_all(&c)
+                    .map_err(|e| write_err("components.csv", e))?;
+            }
+            a = b;
         }
         for (name, out) in [
             ("summary.csv", summary),

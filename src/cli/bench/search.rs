@@ -105,7 +105,7 @@ pub fn main(
     threads: usize,
     repeats: usize,
     seeds: u64,
-    out_dir: &Path,
+    out_dir: Option<&Path>,
 ) -> Result<()> {
     let mut out = std::io::stdout().lock();
     let tmp = std::env::temp_dir().join(format!("cavesweep-bench-search-{}", std::process::id()));
@@ -287,6 +287,9 @@ pub fn main(
         )?;
     }
     let _ = std::fs::remove_dir_all(&tmp);
+    let Some(out_dir) = out_dir else {
+        return Ok(());
+    };
     std::fs::create_dir_all(out_dir)
         .with_context(|| format!("cannot create {}", out_dir.display()))?;
     let path = out_dir.join("search.csv");
