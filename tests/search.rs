@@ -453,6 +453,9 @@ fn sigterm_leaves_a_valid_csv_of_what_was_found() {
     for r in &rows {
         assert!(r[1].parse::<f64>().unwrap() >= 0.93);
     }
+    // The finished chunks are checkpointed for a rerun to resume.
+    assert!(checkpointed_chunks(&d.join("found.csv.checkpoint")) > 0);
+    assert!(stderr(&o).contains("rerun the same command to resume"));
 }
 
 /// Bad input: exit code 1, exactly one line on stderr, no panic, nothing on stdout.
@@ -550,4 +553,130 @@ fn bad_input_gives_one_line_errors() {
     from(Some("seed\n1\n2\nseven\n"), "line 4");
     from(Some("seed\n-1\n"), "line 2");
     from(Some("seed\n18446744073709551615\n"), "out of range");
+}
+
+/// Chunks recorded as done in a search's checkpoint store (0 when there is none yet).
+fn checkpointed_chunks(dir: &Path) -> u64 {
+    let db = dir.join("cavesweep.sqlite");
+    if !db.exists() {
+        return 0;
+    }
+    let Ok(conn) =
+        rusqlite::Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+    else {
+        return 0;
+    };
+    conn.busy_timeout(Duration::from_secs(5)).unwrap();
+    // Point record 0's seeds = seeds examined by the recorded chunks.
+    conn.query_row("SELECT seeds FROM points WHERE point = 0", [], |r| {
+        r.get::<_, i64>(0)
+    })
+    .map_or(0, |n| n as u64)
+}
+
+#[test]
+fn a_killed_search_resumes_to_the_same_csv() {
+    let d = scratch("resume");
+    let args = |out: &Path| {
+        vec![
+            "search".to_string(),
+            "--seeds".into(),
+            "0..600000".into(),
+            "--where".into(),
+            "floor_fraction>=0.925 || components>=14".into(),
+            "--metrics".into(),
+            "boundary".into(),
+            "--threads".into(),
+            "2".into(),
+            "--out".into(),
+            out.to_str().unwrap().into(),
+        ]
+    };
+    // The reference: one uninterrupted run.
+    let reference = d.join("ref.csv");
+    let o = common::bin().args(args(&reference)).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        !d.join("ref.csv.checkpoint").exists(),
+        "removed when complete"
+    );
+    let want = fs::read(&reference).unwrap();
+    assert!(String::from_utf8_lossy(&want).lines().count() > 10);
+
+    // Killed (SIGKILL: no chance to clean up) once a checkpoint holds some work.
+    let out = d.join("found.csv");
+    let ck = d.join("found.csv.checkpoint");
+    let mut child = common::bin()
+        .args(args(&out))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while checkpointed_chunks(&ck) == 0 {
+        assert!(t.elapsed() < Duration::from_secs(120), "no checkpoint");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "finished before a kill"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let done = checkpointed_chunks(&ck);
+    assert!(done > 0 && done < 600000, "{done}");
+
+    // Another search writing the same file is refused, and the file and checkpoint kept.
+    let before = fs::read(&out).unwrap();
+    let mut other = args(&out);
+    other[4] = "components>=15".into();
+    let o = common::bin().args(&other).output().unwrap();
+    common::assert_one_line_error(&o, "holds a different search");
+    assert_eq!(fs::read(&out).unwrap(), before);
+    assert_eq!(checkpointed_chunks(&ck), done);
+
+    // Rerunning the command resumes: only the rest is searched, the CSV is the reference's.
+    let o = common::bin().args(args(&out)).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("resumed:"), "{err}");
+    let searched: u64 = err
+        .strip_prefix("searched ")
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{err}"));
+    assert_eq!(searched, 600000 - done, "{err}");
+    assert!(fs::read(&out).unwrap() == want, "resumed CSV differs");
+    assert!(!ck.exists(), "checkpoint removed when complete");
+
+    // Complete: rerunning is refused (nothing to resume), --force starts over.
+    let o = common::bin().args(args(&out)).output().unwrap();
+    common::assert_one_line_error(&o, "--force");
+    let mut forced = args(&out);
+    forced.push("--force".into());
+    let o = common::bin().args(&forced).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(fs::read(&out).unwrap() == want);
+}
+
+#[test]
+fn a_png_that_cannot_be_written_is_a_one_line_error() {
+    let d = scratch("png-blocked");
+    let png = d.join("png");
+    // Seed 0 matches; its picture's name is taken by a folder.
+    fs::create_dir_all(png.join("0.png")).unwrap();
+    for extra in [&[][..], &["--limit", "2"]] {
+        let mut args = vec![
+            "--seeds",
+            "0..50",
+            "--where",
+            "floor_fraction>=0",
+            "--png-dir",
+            png.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let mut all = vec!["search"];
+        all.extend_from_slice(&args);
+        let o = run(&all);
+        common::assert_one_line_error(&o, "0.png");
+    }
 }

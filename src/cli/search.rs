@@ -1,5 +1,6 @@
-//! `cavesweep search`: flags, the CSV sink (file or stdout, flushed per batch), progress bar,
-//! Ctrl-C, the final report line.
+//! `cavesweep search`: flags, the CSV sink (file or stdout, flushed per batch), the checkpoint
+//! of a search writing `--out` (resumed by rerunning the command), progress bar, Ctrl-C, the
+//! final report line.
 
 use std::fs::File;
 use std::io::Write;
@@ -12,8 +13,8 @@ use anyhow::{Context, Result, bail};
 use cavesweep::measure::{Metric, MetricSet};
 use cavesweep::query::Expr;
 use cavesweep::search::{
-    Match, Mode, Order, Outcome, PngSpec, Progress, Search, SearchError, SearchSpec, Seeds, Sink,
-    read_seeds,
+    Checkpoint, ChunkRecord, Match, Mode, Order, Outcome, PngSpec, Progress, Search, SearchError,
+    SearchSpec, Seeds, Sink, checkpoint, read_seeds,
 };
 use cavesweep::sweep::parse_seeds;
 use clap::Args;
@@ -49,10 +50,11 @@ pub struct SearchArgs {
     /// More metrics to write beside those the query and --by name (comma list or `all`).
     #[arg(long, value_name = "LIST")]
     metrics: Option<String>,
-    /// Write the CSV here instead of stdout (rows appear as they are found).
+    /// Write the CSV here instead of stdout (rows appear as they are found). Finished work is
+    /// checkpointed in FILE.csv.checkpoint/: rerun the same command to resume.
     #[arg(long, value_name = "FILE.csv")]
     out: Option<PathBuf>,
-    /// Replace an existing --out file.
+    /// Replace an existing --out file (and a checkpoint of another search).
     #[arg(long)]
     force: bool,
     /// Write a PNG per returned match into this folder, named SEED.png.
@@ -83,6 +85,8 @@ struct CsvSink<'a> {
     bar: Option<ProgressBar>,
     /// The write error, kept whole so a closed pipe can end the program quietly.
     io_error: Option<std::io::Error>,
+    /// Where finished chunks are recorded (with `--out`).
+    checkpoint: Option<Checkpoint>,
 }
 
 impl CsvSink<'_> {
@@ -109,6 +113,13 @@ impl Sink for CsvSink<'_> {
         let r = self.write(&buf);
         self.buf = buf;
         r
+    }
+
+    fn chunk(&mut self, record: &ChunkRecord) -> Result<(), SearchError> {
+        match &mut self.checkpoint {
+            Some(c) => c.record(record),
+            None => Ok(()),
+        }
     }
 
     fn progress(&mut self, p: &Progress) {
@@ -197,14 +208,38 @@ pub fn main(a: SearchArgs) -> Result<()> {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("--png-dir: cannot create {}", dir.display()))?;
     }
+    // With --out: the checkpoint first (it takes the lock, so a second search writing the
+    // same file is refused before the file is touched), then the CSV, rewritten whole.
+    let mut ck: Option<Checkpoint> = None;
+    let mut prior: Vec<ChunkRecord> = Vec::new();
     let (out, what): (Box<dyn Write>, String) = match &a.out {
         Some(path) => {
-            if !a.force && std::fs::symlink_metadata(path).is_ok() {
+            let dir = checkpoint::dir_for(path);
+            if !a.force && std::fs::symlink_metadata(path).is_ok() && !dir.exists() {
                 bail!(
-                    "{} exists: pass --force to replace it (resuming a search is not supported yet)",
-                    path.display()
+                    "{} exists and holds no search to resume ({} is missing): pass --force to replace it",
+                    path.display(),
+                    dir.display()
                 );
             }
+            if path.is_dir() {
+                bail!("--out {} is a folder; give a file name", path.display());
+            }
+            // The checkpoint folder is created beside the file: never create missing parents.
+            let parent = path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(std::path::Path::new("."));
+            if !parent.is_dir() {
+                bail!(
+                    "cannot create {}: the folder {} does not exist",
+                    path.display(),
+                    parent.display()
+                );
+            }
+            let (c, p) = Checkpoint::open(&search, &dir, &recorded_command(), a.force)?;
+            ck = Some(c);
+            prior = p;
             let f =
                 File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
             (
@@ -227,15 +262,19 @@ pub fn main(a: SearchArgs) -> Result<()> {
         buf: Vec::new(),
         bar: None,
         io_error: None,
+        checkpoint: ck,
     };
     let header = search.header();
     let result = sink
         .write(&header)
-        .and_then(|()| search.run(threads, &stop, &[], &mut sink));
+        .and_then(|()| search.run(threads, &stop, &prior, &mut sink));
     if let Some(pb) = sink.bar.take() {
         pb.finish_and_clear();
     }
-    let report = match result {
+    // Whatever happened, keep the chunks that finished.
+    let mut ck = sink.checkpoint.take();
+    let saved = ck.as_mut().map_or(Ok(()), Checkpoint::save);
+    let report = match result.and_then(|r| saved.map(|()| r)) {
         Ok(r) => r,
         Err(e) => {
             if let Some(io) = sink.io_error.take()
@@ -253,6 +292,18 @@ pub fn main(a: SearchArgs) -> Result<()> {
             .and_then(|f| f.sync_all())
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
+    let resumed = match &ck {
+        Some(c) if c.resumed() != (0, 0) => {
+            let (n, bad) = c.resumed();
+            let bad = if bad > 0 {
+                format!(", {bad} damaged records redone")
+            } else {
+                String::new()
+            };
+            format!(" (resumed: {n} chunks from {}{bad})", c.dir().display())
+        }
+        _ => String::new(),
+    };
     let secs = report.elapsed.as_secs_f64();
     let rate = report.examined as f64 / secs.max(1e-9);
     let dest = a
@@ -261,18 +312,48 @@ pub fn main(a: SearchArgs) -> Result<()> {
         .map_or("stdout".to_string(), |p| p.display().to_string());
     match report.outcome {
         Outcome::Complete => {
+            if let Some(c) = ck {
+                c.finish()?;
+            }
             eprintln!(
-                "searched {} seeds in {secs:.2} s ({rate:.0} seeds/s on {threads} threads): {} rows -> {dest}",
+                "searched {} seeds in {secs:.2} s ({rate:.0} seeds/s on {threads} threads){resumed}: {} rows -> {dest}",
                 report.examined, report.rows
             );
             Ok(())
         }
         Outcome::Interrupted => {
+            let again = match &ck {
+                Some(c) => format!(
+                    "; rerun the same command to resume (checkpoint: {})",
+                    c.dir().display()
+                ),
+                None => String::new(),
+            };
             eprintln!(
-                "interrupted after {} seeds ({rate:.0} seeds/s): {} rows of the finished chunks -> {dest}",
+                "interrupted after {} seeds ({rate:.0} seeds/s): {} rows of the finished chunks -> {dest}{again}",
                 report.examined, report.rows
             );
             std::process::exit(130);
         }
     }
+}
+
+/// The command recorded in a checkpoint: the flags that decide the rows (not --threads, --out,
+/// --force, --png-dir or --scale).
+fn recorded_command() -> String {
+    let mut out = vec!["cavesweep".to_string()];
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let flag = a.split('=').next().unwrap_or("");
+        match flag {
+            "--threads" | "--out" | "--png-dir" | "--scale" => {
+                if !a.contains('=') {
+                    args.next();
+                }
+            }
+            "--force" => {}
+            _ => out.push(cavesweep::store::shell_quote(&a)),
+        }
+    }
+    out.join(" ")
 }

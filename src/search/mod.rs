@@ -20,6 +20,7 @@
 //! [`Search::run`] (`prior`): those chunks are not run again and their matches count as found.
 
 pub mod calibrate;
+pub mod checkpoint;
 
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::{BTreeMap, BinaryHeap};
@@ -39,6 +40,7 @@ use crate::render;
 use crate::sweep::output::push_num;
 
 pub use calibrate::Calibration;
+pub use checkpoint::Checkpoint;
 
 /// Why a search could not run.
 #[derive(Debug, thiserror::Error)]
@@ -51,6 +53,8 @@ pub enum SearchError {
     SeedsFrom { path: String, msg: String },
     #[error("{0}")]
     Png(#[from] render::RenderError),
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
     #[error("{what}: {source}")]
     Io {
         what: String,
@@ -442,6 +446,37 @@ impl Search {
         (self.n_chunks, self.chunk)
     }
 
+    /// A canonical description of everything that decides the rows (recipe, query, seeds,
+    /// mode, columns, chunk size; not the threads): a resumed search must have the same.
+    pub fn fingerprint(&self) -> serde_json::Value {
+        let s = &self.spec;
+        let seeds = match &s.seeds {
+            Seeds::Range(r) => serde_json::json!(format!("{}..{}", r.start, r.end)),
+            Seeds::List(v) => {
+                let mut h = crc32fast::Hasher::new();
+                v.iter().for_each(|x| h.update(&x.to_le_bytes()));
+                serde_json::json!({ "list": v.len(), "crc32": h.finalize() })
+            }
+        };
+        let mode = match s.mode {
+            Mode::All => "all".to_string(),
+            Mode::Limit(n) => format!("limit {n}"),
+            Mode::Top { k, by, order } => format!(
+                "top {k} by {} {}",
+                by.name(),
+                if order == Order::Asc { "asc" } else { "desc" }
+            ),
+        };
+        serde_json::json!({
+            "recipe": s.recipe.to_toml(),
+            "query": s.query.to_string(),
+            "seeds": seeds,
+            "mode": mode,
+            "columns": self.columns.to_string(),
+            "chunk": self.chunk,
+        })
+    }
+
     /// The CSV header: `seed`, then the metric columns.
     pub fn header(&self) -> Vec<u8> {
         let mut out = b"seed".to_vec();
@@ -685,6 +720,19 @@ impl Search {
         }
         let complete = c.finished();
         c.flush_all(sink)?;
+        if let Some(png) = &self.spec.png
+            && self.spec.mode == Mode::All
+        {
+            // A resumed search: the earlier run wrote the PNGs of its chunks; make any missing
+            // (deleted, or --png-dir added on the rerun).
+            let missing: Vec<u64> = prior
+                .iter()
+                .flat_map(|r| &r.matches)
+                .map(|m| m.seed)
+                .filter(|s| !png.dir.join(format!("{s}.png")).exists())
+                .collect();
+            self.render_rows(png, &missing, threads)?;
+        }
         if let Some(png) = &self.spec.png
             && self.spec.mode != Mode::All
         {

@@ -98,8 +98,10 @@ fn all_limit_and_top_match_brute_force() {
                 Search::new(spec(QUERY, Seeds::Range(100..900), Mode::Limit(n), chunk)).unwrap();
             let (r, sink) = run_search(&s, threads, &[]);
             assert!(same(&sink.rows, &want[..n as usize]), "limit {n}");
+            // The 3rd match is near the start: stopping must save most of the range (the 40th
+            // is not, and how far workers run ahead of the collector depends on timing).
             assert!(
-                r.examined < 800,
+                n > 3 || r.examined < 800,
                 "--limit {n} stopped early ({})",
                 r.examined
             );
@@ -235,4 +237,94 @@ fn explain_names_every_clause_with_cost_and_rate() {
     let c = s.calibration();
     assert!(c.gen_ns > 0.0 && c.sample.len() == 256);
     assert!(c.costs.of(Metric::PathLength) > c.costs.of(Metric::FloorFraction));
+}
+
+/// A scratch folder for checkpoint tests (removed first).
+fn scratch_dir(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("cavesweep-unit-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+#[test]
+fn checkpoints_give_back_the_finished_chunks_bit_for_bit() {
+    // path_length is often empty (NaN) here: NaN must come back as NaN.
+    let q = "components>=2 || path_length<30";
+    for mode in [
+        Mode::All,
+        Mode::Limit(7),
+        Mode::Top {
+            k: 4,
+            by: Metric::PathLength,
+            order: Order::Asc,
+        },
+    ] {
+        let s = Search::new(spec(q, Seeds::Range(0..700), mode, 64)).unwrap();
+        let (_, full) = run_search(&s, 2, &[]);
+        let dir = scratch_dir(&format!("ck-{mode:?}").replace([' ', '{', '}', ':', ','], ""));
+        let (mut ck, prior) = Checkpoint::open(&s, &dir, "test", false).unwrap();
+        assert!(prior.is_empty());
+        let kept: Vec<&ChunkRecord> = full.chunks.iter().filter(|c| c.id != 2).collect();
+        for c in &kept {
+            ck.record(c).unwrap();
+        }
+        ck.save().unwrap();
+        drop(ck);
+        let (ck, mut prior) = Checkpoint::open(&s, &dir, "test", false).unwrap();
+        assert_eq!(ck.resumed(), (kept.len() as u64, 0));
+        prior.sort_by_key(|c| c.id);
+        assert_eq!(prior.len(), kept.len());
+        for (a, b) in prior.iter().zip(&kept) {
+            assert_eq!((a.id, a.examined), (b.id, b.examined));
+            assert!(same(&a.matches, &b.matches), "chunk {}", a.id);
+        }
+        // Resuming from them gives the rows of the uninterrupted run.
+        let (r, resumed) = run_search(&s, 1, &prior);
+        assert!(same(&resumed.rows, &full.rows), "{mode:?}");
+        assert!(r.examined <= 64);
+        drop(ck);
+        // A different search is refused; the folder is left alone.
+        let other = Search::new(spec("components>=3", Seeds::Range(0..700), mode, 64)).unwrap();
+        let e = Checkpoint::open(&other, &dir, "test", false).err().unwrap();
+        assert!(e.to_string().contains("holds a different search"), "{e}");
+        let (ck, _) = Checkpoint::open(&s, &dir, "test", false).unwrap();
+        ck.finish().unwrap();
+        assert!(!dir.exists());
+    }
+}
+
+#[test]
+fn damaged_checkpoint_records_are_rerun() {
+    let s = Search::new(spec(QUERY, Seeds::Range(0..640), Mode::All, 64)).unwrap();
+    let (_, full) = run_search(&s, 2, &[]);
+    let with_rows: Vec<u64> = full
+        .chunks
+        .iter()
+        .filter(|c| !c.matches.is_empty())
+        .map(|c| c.id)
+        .collect();
+    assert!(with_rows.len() >= 2);
+    let dir = scratch_dir("ck-damaged");
+    let (mut ck, _) = Checkpoint::open(&s, &dir, "test", false).unwrap();
+    for c in &full.chunks {
+        ck.record(c).unwrap();
+    }
+    ck.save().unwrap();
+    drop(ck);
+    // Flip a byte of one chunk's rows behind the store's back.
+    let conn = rusqlite::Connection::open(dir.join(crate::store::DB_FILE)).unwrap();
+    let victim = with_rows[1] as i64;
+    conn.execute(
+        "UPDATE rows SET data = CAST(zeroblob(length(data)) AS BLOB) WHERE chunk = ?1",
+        [victim],
+    )
+    .unwrap();
+    drop(conn);
+    let (ck, prior) = Checkpoint::open(&s, &dir, "test", false).unwrap();
+    assert_eq!(ck.resumed(), (9, 1));
+    assert!(prior.iter().all(|c| c.id != victim as u64));
+    let (r, resumed) = run_search(&s, 2, &prior);
+    assert_eq!(r.examined, 64);
+    assert!(same(&resumed.rows, &full.rows));
+    ck.finish().unwrap();
 }

@@ -335,6 +335,8 @@ pub struct PointStats {
     pub passed: u64,
     /// Per distinct gate clause: caves on which it was false.
     pub fails: Vec<u64>,
+    /// Per named gate (`--gate NAME=EXPR`, in definition order): caves that passed it.
+    pub named: Vec<u64>,
     /// Per metric in [`Metric::ALL`] order; `None` for metrics not measured.
     pub metrics: Vec<Option<Acc>>,
     /// Wall fraction after each trajectory step.
@@ -348,6 +350,8 @@ pub struct PointStats {
 pub struct Shape {
     pub metrics: MetricSet,
     pub clauses: usize,
+    /// Named gates.
+    pub named: usize,
     pub steps: usize,
 }
 
@@ -358,6 +362,7 @@ impl PointStats {
             seeds: 0,
             passed: 0,
             fails: vec![0; shape.clauses],
+            named: vec![0; shape.named],
             metrics: Metric::ALL
                 .iter()
                 .map(|&m| shape.metrics.contains(m).then(|| Acc::new(Kind::of(m))))
@@ -372,6 +377,9 @@ impl PointStats {
         self.seeds += o.seeds;
         self.passed += o.passed;
         for (a, b) in self.fails.iter_mut().zip(&o.fails) {
+            *a += b;
+        }
+        for (a, b) in self.named.iter_mut().zip(&o.named) {
             *a += b;
         }
         for (a, b) in self.metrics.iter_mut().zip(&o.metrics) {
@@ -409,6 +417,7 @@ impl PointStats {
             postcard::from_bytes(bytes).map_err(|e| format!("statistics do not decode ({e})"))?;
         let expect = PointStats::new(shape);
         if s.fails.len() != expect.fails.len()
+            || s.named.len() != expect.named.len()
             || s.trajectory.len() != expect.trajectory.len()
             || s.metrics.len() != expect.metrics.len()
             || s.metrics
@@ -424,7 +433,7 @@ impl PointStats {
                 s.seeds
             ));
         }
-        if s.passed > s.seeds || s.fails.iter().any(|&f| f > s.seeds) {
+        if s.passed > s.seeds || s.fails.iter().chain(&s.named).any(|&f| f > s.seeds) {
             return Err(format!(
                 "more caves passed or failed than were run ({} passed of {})",
                 s.passed, s.seeds
@@ -460,6 +469,7 @@ pub struct PointBuilder {
     seeds: u64,
     passed: u64,
     fails: Vec<u64>,
+    named: Vec<u64>,
     metrics: Vec<Option<AccBuilder>>,
     trajectory: Vec<AccBuilder>,
     components: Vec<u64>,
@@ -472,6 +482,7 @@ impl PointBuilder {
             seeds: 0,
             passed: 0,
             fails: vec![0; shape.clauses],
+            named: vec![0; shape.named],
             metrics: Metric::ALL
                 .iter()
                 .map(|&m| {
@@ -502,6 +513,9 @@ impl PointBuilder {
         for (i, f) in self.fails.iter_mut().enumerate() {
             *f += gate.failed(i) as u64;
         }
+        for (j, n) in self.named.iter_mut().enumerate() {
+            *n += gate.named_pass(j) as u64;
+        }
         for (acc, &v) in self.metrics.iter_mut().zip(values) {
             if let Some(acc) = acc {
                 acc.record(v);
@@ -531,6 +545,7 @@ impl PointBuilder {
             seeds: self.seeds,
             passed: self.passed,
             fails: std::mem::replace(&mut self.fails, vec![0; self.shape.clauses]),
+            named: std::mem::replace(&mut self.named, vec![0; self.shape.named]),
             metrics: self
                 .metrics
                 .iter_mut()
@@ -619,6 +634,7 @@ mod tests {
             let shape = Shape {
                 metrics: MetricSet::EMPTY.with(Metric::FloorFraction).with(Metric::Components),
                 clauses: 1,
+                named: 2,
                 steps: 2,
             };
             let record = |b: &mut PointBuilder, (f, c, w): (f64, u32, f64)| {
@@ -626,13 +642,15 @@ mod tests {
                 v[Metric::FloorFraction.index()] = f;
                 v[Metric::Components.index()] = c as f64;
                 let failed = (c > 20) as u64;
-                let gate = GateResult { failed, pass: failed == 0, named: 0 };
+                let gate = GateResult { failed, pass: failed == 0, named: (c % 4) as u64 };
                 b.record(&[w, 1.0 - w], &v, gate);
             };
             let cut = cut.min(caves.len());
             let mut one = PointBuilder::new(shape);
             caves.iter().for_each(|&c| record(&mut one, c));
             let all = one.finish();
+            let named = |bit: u32| caves.iter().filter(|&&(_, c, _)| c % 4 >> bit & 1 == 1).count() as u64;
+            prop_assert_eq!(&all.named, &vec![named(0), named(1)]);
             let mut parts = PointBuilder::new(shape);
             caves[..cut].iter().for_each(|&c| record(&mut parts, c));
             let mut a = parts.finish();
@@ -673,6 +691,7 @@ mod tests {
         let shape = Shape {
             metrics: MetricSet::EMPTY.with(Metric::Boundary),
             clauses: 1,
+            named: 1,
             steps: 1,
         };
         let mut b = PointBuilder::new(shape);
@@ -685,7 +704,7 @@ mod tests {
                 GateResult {
                     failed: i & 1,
                     pass: i & 1 == 0,
-                    named: 0,
+                    named: (i % 3 == 0) as u64,
                 },
             );
         }
@@ -699,6 +718,12 @@ mod tests {
         let mut bad = good.clone();
         bad.passed = 11;
         bad.seeds = 10;
+        assert!(PointStats::decode(&bad.encode(), shape, 10).is_err());
+        assert_eq!(good.named, vec![4]);
+        let wrong_named = Shape { named: 2, ..shape };
+        assert!(PointStats::decode(&good.encode(), wrong_named, 10).is_err());
+        let mut bad = good.clone();
+        bad.named[0] = 11;
         assert!(PointStats::decode(&bad.encode(), shape, 10).is_err());
         let mut bad = good.clone();
         bad.trajectory[0].n += 1;
