@@ -69,10 +69,9 @@ our measurements), \`trajectory.csv\` (wall fraction per step), \`seeds.csv\` (p
 EOF
 }
 
-# The named gates of results/variants: name|expression|meaning. Each preset's sweep is gated by
-# the first ("playable"); the others are counted by one cheap sweep each (only their metric, no
-# per-seed rows). Once `sweep --gate NAME=EXPR` lands (#10), one sweep per preset counts them all
-# and its report shows every `pass_rate[NAME]`.
+# The gates of results/variants: name|expression|meaning. Each preset's sweep is gated by the
+# first ("playable"); the others are named gates of the same sweep (`--gate NAME=EXPR`, the name
+# with spaces as dashes), so its summary.csv has every `pass_rate[NAME]` and its report shows them.
 GATES=(
   "playable|connected_fraction>=0.99 && floor_fraction>=0.4|the spawn reaches >= 99% of the floor and the floor is >= 40% of the map"
   "open|floor_fraction>=0.6|the floor is >= 60% of the map"
@@ -88,25 +87,24 @@ csv_col() {
 }
 
 do_variants() {
-  local p k name expr meaning metric dir rate passed row main
+  local p k name expr meaning dir rate seeds row main col
+  local -a gate_args=()
   IFS='|' read -r name main meaning <<<"${GATES[0]}"
+  gate_args+=(--gate "$main")
+  for k in "${!GATES[@]}"; do
+    [ "$k" = 0 ] && continue
+    IFS='|' read -r name expr meaning <<<"${GATES[$k]}"
+    gate_args+=(--gate "${name// /-}=$expr")
+  done
   rm -rf results/variants
   mkdir -p "$WORK/variants" results/variants
   for p in "${PRESETS[@]}"; do
     rm -rf "${WORK:?}/variants/$p"
-    "$BIN" sweep --preset "$p" --seeds "$SEEDS" --metrics all --per-seed all --gate "$main" \
+    "$BIN" sweep --preset "$p" --seeds "$SEEDS" --metrics all --per-seed all "${gate_args[@]}" \
       --out "$WORK/variants/$p"
     # The preset's folder is its report (README.md, index.html, img/), plus the sweep's files.
     "$BIN" report "$WORK/variants/$p" --out "results/variants/$p"
     cp "$WORK/variants/$p"/{summary.csv,trajectory.csv,components.csv,manifest.json} "results/variants/$p/"
-    for k in "${!GATES[@]}"; do
-      [ "$k" = 0 ] && continue
-      IFS='|' read -r name expr meaning <<<"${GATES[$k]}"
-      metric="${expr%%[<>=!]*}"
-      rm -rf "${WORK:?}/variants/$p-gate$k"
-      "$BIN" sweep --preset "$p" --seeds "$SEEDS" --metrics "$metric" --per-seed none --gate "$expr" \
-        --out "$WORK/variants/$p-gate$k"
-    done
   done
   {
     echo "# Variants: every preset over 10,000 seeds"
@@ -114,11 +112,11 @@ do_variants() {
     echo "$PROV"
     echo
     echo "Each preset ran as \`cavesweep sweep --preset NAME --seeds $SEEDS --metrics all --per-seed all"
-    echo "--gate '$main'\` (the first gate below; the command is in \`NAME/manifest.json\`), and"
-    echo "\`cavesweep report\` made \`NAME/README.md\` (also \`NAME/index.html\`): its metrics, wall fraction"
-    echo "per step, component counts and typical, passing and failing caves. Each other gate is counted by"
-    echo "its own sweep of the same seeds (\`--metrics <its metric> --per-seed none --gate EXPR\`). The RNG is"
-    echo "xoshiro (the presets' default), so these are not the chapter's numpy seeds (see \`results/chapter/\`)."
+    echo "--gate '$main'\` plus every other gate below as a named gate (\`--gate 'open=floor_fraction>=0.6'\`"
+    echo "...; the full command is in \`NAME/manifest.json\`), and \`cavesweep report\` made \`NAME/README.md\`"
+    echo "(also \`NAME/index.html\`): its metrics, wall fraction per step, component counts and typical,"
+    echo "passing and failing caves. The RNG is xoshiro (the presets' default), so these are not the"
+    echo "chapter's numpy seeds (see \`results/chapter/\`)."
     echo
     printf '| gate | expression | meaning |'
     for p in "${PRESETS[@]}"; do printf ' [%s](%s/README.md) |' "$p" "$p"; done
@@ -129,12 +127,13 @@ do_variants() {
     for k in "${!GATES[@]}"; do
       IFS='|' read -r name expr meaning <<<"${GATES[$k]}"
       row="| $name | \`$expr\` | $meaning |"
+      col=pass_rate
+      [ "$k" = 0 ] || col="pass_rate[${name// /-}]"
       for p in "${PRESETS[@]}"; do
         dir="$WORK/variants/$p"
-        [ "$k" = 0 ] || dir="$WORK/variants/$p-gate$k"
-        rate=$(csv_col "$dir/summary.csv" pass_rate)
-        passed=$(csv_col "$dir/summary.csv" passed)
-        row+=$(awk -v r="$rate" -v n="$passed" 'BEGIN { printf " %.2f%% (%d) |", 100 * r, n }')
+        rate=$(csv_col "$dir/summary.csv" "$col")
+        seeds=$(csv_col "$dir/summary.csv" seeds)
+        row+=$(awk -v r="$rate" -v n="$seeds" 'BEGIN { printf " %.2f%% (%d) |", 100 * r, r * n + 0.5 }')
       done
       echo "$row"
     done
