@@ -122,9 +122,9 @@ fn named_gates_are_counted_beside_the_unnamed_gate() {
         }
     }
     // Every named gate separates (the test would prove little otherwise).
-    for j in 0..NAMED.len() {
+    for (j, (name, _, _)) in NAMED.iter().enumerate() {
         let n: u64 = per_point.values().map(|p| p.2[j]).sum();
-        assert!(n > 0 && n < 1200, "{}: {n} of 1200 pass", NAMED[j].0);
+        assert!(n > 0 && n < 1200, "{name}: {n} of 1200 pass");
     }
 
     let (sh, srows) = parse_csv(&fs::read_to_string(out.join("summary.csv")).unwrap());

@@ -173,7 +173,9 @@ impl Checkpoint {
     ) -> Option<ChunkRecord> {
         let (_, chunk) = search.chunks();
         let size = (search.spec().seeds.len() - id * chunk).min(chunk);
-        if data.len() < 8 || (data.len() - 8) % width != 0 || ((data.len() - 8) / width) as u64 != n
+        if data.len() < 8
+            || !(data.len() - 8).is_multiple_of(width)
+            || ((data.len() - 8) / width) as u64 != n
         {
             return None;
         }

@@ -649,7 +649,9 @@ mod tests {
             let mut one = PointBuilder::new(shape);
             caves.iter().for_each(|&c| record(&mut one, c));
             let all = one.finish();
-            let named = |bit: u32| caves.iter().filter(|&&(_, c, _)| c % 4 >> bit & 1 == 1).count() as u64;
+            let named = |bit: u32| {
+                caves.iter().filter(|&&(_, c, _)| ((c % 4) >> bit) & 1 == 1).count() as u64
+            };
             prop_assert_eq!(&all.named, &vec![named(0), named(1)]);
             let mut parts = PointBuilder::new(shape);
             caves[..cut].iter().for_each(|&c| record(&mut parts, c));
