@@ -18,6 +18,7 @@
 //! Every completed chunk is reported to the [`Sink`] as a [`ChunkRecord`] before its rows; a
 //! caller that stores these records can resume an interrupted search by handing them back to
 //! [`Search::run`] (`prior`): those chunks are not run again and their matches count as found.
+//! [`checkpoint`] does that in the sweep store (`cavesweep search --out FILE.csv` resumes).
 
 pub mod calibrate;
 pub mod checkpoint;
