@@ -13,6 +13,7 @@
 #   bench     cavesweep bench --seconds 3                -> results/bench/      (SKIP_BENCH=1 skips;
 #             BENCH_SECONDS=S changes the 3, e.g. for a quick smoke test)
 #   gridbench scripts/grid_results.sh (sweeps of 1,025 and 100,000-point grids) -> results/bench/grid.md
+#   search    cavesweep bench --search --repeats 3 + one search --explain -> results/bench/search.md
 #             (SKIP_BENCH=1 skips)
 #   peers     scripts/peers.sh, if present              -> results/peers.md    (SKIP_PEERS=1 skips)
 #   python    pip install ./python into $RESULTS_WORK/python-venv, then
@@ -68,10 +69,9 @@ our measurements), \`trajectory.csv\` (wall fraction per step), \`seeds.csv\` (p
 EOF
 }
 
-# The named gates of results/variants: name|expression|meaning. Each preset's sweep is gated by
-# the first ("playable"); the others are counted by one cheap sweep each (only their metric, no
-# per-seed rows). Once `sweep --gate NAME=EXPR` lands (#10), one sweep per preset counts them all
-# and its report shows every `pass_rate[NAME]`.
+# The gates of results/variants: name|expression|meaning. Each preset's sweep is gated by the
+# first ("playable"); the others are named gates of the same sweep (`--gate NAME=EXPR`, the name
+# with spaces as dashes), so its summary.csv has every `pass_rate[NAME]` and its report shows them.
 GATES=(
   "playable|connected_fraction>=0.99 && floor_fraction>=0.4|the spawn reaches >= 99% of the floor and the floor is >= 40% of the map"
   "open|floor_fraction>=0.6|the floor is >= 60% of the map"
@@ -87,25 +87,24 @@ csv_col() {
 }
 
 do_variants() {
-  local p k name expr meaning metric dir rate passed row main
+  local p k name expr meaning dir rate seeds row main col
+  local -a gate_args=()
   IFS='|' read -r name main meaning <<<"${GATES[0]}"
+  gate_args+=(--gate "$main")
+  for k in "${!GATES[@]}"; do
+    [ "$k" = 0 ] && continue
+    IFS='|' read -r name expr meaning <<<"${GATES[$k]}"
+    gate_args+=(--gate "${name// /-}=$expr")
+  done
   rm -rf results/variants
   mkdir -p "$WORK/variants" results/variants
   for p in "${PRESETS[@]}"; do
     rm -rf "${WORK:?}/variants/$p"
-    "$BIN" sweep --preset "$p" --seeds "$SEEDS" --metrics all --per-seed all --gate "$main" \
+    "$BIN" sweep --preset "$p" --seeds "$SEEDS" --metrics all --per-seed all "${gate_args[@]}" \
       --out "$WORK/variants/$p"
     # The preset's folder is its report (README.md, index.html, img/), plus the sweep's files.
     "$BIN" report "$WORK/variants/$p" --out "results/variants/$p"
     cp "$WORK/variants/$p"/{summary.csv,trajectory.csv,components.csv,manifest.json} "results/variants/$p/"
-    for k in "${!GATES[@]}"; do
-      [ "$k" = 0 ] && continue
-      IFS='|' read -r name expr meaning <<<"${GATES[$k]}"
-      metric="${expr%%[<>=!]*}"
-      rm -rf "${WORK:?}/variants/$p-gate$k"
-      "$BIN" sweep --preset "$p" --seeds "$SEEDS" --metrics "$metric" --per-seed none --gate "$expr" \
-        --out "$WORK/variants/$p-gate$k"
-    done
   done
   {
     echo "# Variants: every preset over 10,000 seeds"
@@ -113,11 +112,11 @@ do_variants() {
     echo "$PROV"
     echo
     echo "Each preset ran as \`cavesweep sweep --preset NAME --seeds $SEEDS --metrics all --per-seed all"
-    echo "--gate '$main'\` (the first gate below; the command is in \`NAME/manifest.json\`), and"
-    echo "\`cavesweep report\` made \`NAME/README.md\` (also \`NAME/index.html\`): its metrics, wall fraction"
-    echo "per step, component counts and typical, passing and failing caves. Each other gate is counted by"
-    echo "its own sweep of the same seeds (\`--metrics <its metric> --per-seed none --gate EXPR\`). The RNG is"
-    echo "xoshiro (the presets' default), so these are not the chapter's numpy seeds (see \`results/chapter/\`)."
+    echo "--gate '$main'\` plus every other gate below as a named gate (\`--gate 'open=floor_fraction>=0.6'\`"
+    echo "...; the full command is in \`NAME/manifest.json\`), and \`cavesweep report\` made \`NAME/README.md\`"
+    echo "(also \`NAME/index.html\`): its metrics, wall fraction per step, component counts and typical,"
+    echo "passing and failing caves. The RNG is xoshiro (the presets' default), so these are not the"
+    echo "chapter's numpy seeds (see \`results/chapter/\`)."
     echo
     printf '| gate | expression | meaning |'
     for p in "${PRESETS[@]}"; do printf ' [%s](%s/README.md) |' "$p" "$p"; done
@@ -128,12 +127,13 @@ do_variants() {
     for k in "${!GATES[@]}"; do
       IFS='|' read -r name expr meaning <<<"${GATES[$k]}"
       row="| $name | \`$expr\` | $meaning |"
+      col=pass_rate
+      [ "$k" = 0 ] || col="pass_rate[${name// /-}]"
       for p in "${PRESETS[@]}"; do
         dir="$WORK/variants/$p"
-        [ "$k" = 0 ] || dir="$WORK/variants/$p-gate$k"
-        rate=$(csv_col "$dir/summary.csv" pass_rate)
-        passed=$(csv_col "$dir/summary.csv" passed)
-        row+=$(awk -v r="$rate" -v n="$passed" 'BEGIN { printf " %.2f%% (%d) |", 100 * r, n }')
+        rate=$(csv_col "$dir/summary.csv" "$col")
+        seeds=$(csv_col "$dir/summary.csv" seeds)
+        row+=$(awk -v r="$rate" -v n="$seeds" 'BEGIN { printf " %.2f%% (%d) |", 100 * r, r * n + 0.5 }')
       done
       echo "$row"
     done
@@ -221,6 +221,34 @@ do_bench() {
   } >results/bench/README.md
 }
 
+do_search() {
+  mkdir -p results/bench
+  local query='components<=2 && (path_length<=110 || min_width>=2) && floor_fraction>=0.62'
+  "$BIN" bench --search --repeats 3 --out results/bench | tee "$WORK/search.txt"
+  "$BIN" search --preset classic-4-5 --set exit=5,5 --seeds 0..1000000 --where "$query" --explain \
+    >"$WORK/explain.txt"
+  {
+    echo "# Seed search"
+    echo
+    echo "$PROV"
+    echo
+    echo "Command: \`cavesweep bench --search --repeats 3 --out results/bench\` (numbers also in"
+    echo "\`search.csv\`, with the command of every figure). Each search figure is measured"
+    echo "alternately with its comparison in the same run; median and [min-max] of the repeats."
+    echo
+    echo '```text'
+    cat "$WORK/search.txt"
+    echo '```'
+    echo
+    echo "The plan of one query: \`cavesweep search --preset classic-4-5 --set exit=5,5 --seeds 0..1000000"
+    echo "--where '$query' --explain\`"
+    echo
+    echo '```text'
+    cat "$WORK/explain.txt"
+    echo '```'
+  } >results/bench/search.md
+}
+
 do_kernels() {
   cargo bench --bench kernels
   cargo bench --bench inplace
@@ -275,6 +303,7 @@ do_index() {
       "gallery/README.md|A typical cave per preset and the chapter's seed 42, as PNGs." \
       "kernels.md|The step kernels against the scalar oracle, in cell updates per second." \
       "bench/README.md|Throughput per preset (1 thread, all threads, kernels, the scalar oracle)." \
+      "bench/search.md|Seed search: lazy evaluation against generation alone, search --top against sweep, a query plan." \
       "bench/grid.md|Sweeps of 1,025- and 100,000-point grids against one point: caves/s and peak memory." \
       "peers.md|cavesweep beside the chapter's numpy code, mapgen and the oracle, same work per seed." \
       "python.md|The Python package's overhead over the Rust pipeline, and generate_many against the command line."; do
@@ -301,6 +330,7 @@ else
   stage kernels do_kernels
   stage bench do_bench
   stage gridbench bash scripts/grid_results.sh "$BIN"
+  stage search do_search
 fi
 if [ "${SKIP_PEERS:-0}" = 1 ]; then echo "== [peers] skipped (SKIP_PEERS=1)" >&2; else stage peers do_peers; fi
 if [ "${SKIP_PYTHON:-0}" = 1 ]; then echo "== [python] skipped (SKIP_PYTHON=1)" >&2; else stage python do_python; fi

@@ -3,6 +3,8 @@
 //! noisy). Criterion benches in `benches/` measure each stage in isolation; this measures the
 //! whole pipeline the way a sweep runs it.
 
+pub mod search;
+
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;

@@ -10,7 +10,7 @@ use std::ops::ControlFlow;
 use crate::fill::{self, FillError};
 use crate::grid::Grid;
 use crate::kernel::Stepper;
-use crate::measure::{MeasureConfig, Measurer, MetricSet, Values};
+use crate::measure::{Lazy, MeasureConfig, Measurer, Metric, MetricSet, Values};
 use crate::recipe::{Fill, Recipe, RecipeError};
 use crate::rng::{RngKind, cave_rng};
 
@@ -141,8 +141,10 @@ impl Generator {
                 seed,
                 grid: &self.grid,
                 trajectory: &self.trajectory,
-                measurer: &mut self.measurer,
-                cfg: &self.cfg,
+                view: self
+                    .measurer
+                    .lazy(&self.grid, &self.cfg)
+                    .with_walls(final_walls(&self.trajectory, self.grid.cells())),
             };
             if visit(&mut cave).is_break() {
                 return Ok(ControlFlow::Break(()));
@@ -152,30 +154,100 @@ impl Generator {
     }
 }
 
-/// A generated, not yet measured cave handed out by [`Generator::generate`]; it lends the
-/// generator's measuring scratch so the visitor measures without allocating.
+/// The final grid's WALL count, recovered from the trajectory's last entry (`walls / cells`
+/// rounded to an f64): with `cells < 2^53` the product with `cells` is within far less than
+/// one half of `walls`, so rounding it is exact. Saves the fractions a popcount per cave.
+fn final_walls(trajectory: &[f64], cells: usize) -> u64 {
+    let last = *trajectory
+        .last()
+        .expect("the trajectory starts with the fill");
+    (last * cells as f64).round() as u64
+}
+
+/// A generated, not yet measured cave handed out by [`Generator::generate`]. Its metrics are
+/// measured lazily through the generator's [`Measurer`] (no allocation): [`Generated::metric`]
+/// computes a metric on first use with only the stages it needs and memoises it, so a search
+/// that rejects a cave on `floor_fraction` pays nothing beyond generating it (the wall count
+/// comes from the trajectory), not the flood fills.
 pub struct Generated<'a> {
     pub seed: u64,
     /// The final grid.
     pub grid: &'a Grid,
     /// Wall fraction after the fill, after each pass application, after each post-step.
     pub trajectory: &'a [f64],
-    measurer: &'a mut Measurer,
-    cfg: &'a MeasureConfig,
+    view: Lazy<'a>,
 }
 
 impl Generated<'_> {
-    /// Measure the metrics of the generator's [`MeasureConfig`] into `out` (others NaN).
-    pub fn measure(&mut self, out: &mut Values) {
-        self.measurer.measure(self.grid, self.cfg, out);
+    /// The value of `m` (NaN = empty), computed on first use and memoised.
+    #[inline]
+    pub fn metric(&mut self, m: Metric) -> f64 {
+        self.view.get(m)
     }
 
-    /// Measure `metrics` (instead of the configured set) into `out`.
+    /// Every metric measured so far (NaN: not yet, or empty).
+    pub fn measured(&self) -> &Values {
+        self.view.values()
+    }
+
+    /// Measure the metrics of the generator's [`MeasureConfig`] into `out` (others NaN).
+    pub fn measure(&mut self, out: &mut Values) {
+        let set = self.view.config().metrics;
+        self.measure_set(set, out);
+    }
+
+    /// Measure `metrics` (instead of the configured set) into `out` (others NaN); metrics
+    /// already measured are not measured again.
     pub fn measure_set(&mut self, metrics: MetricSet, out: &mut Values) {
-        let cfg = MeasureConfig {
-            metrics,
-            ..*self.cfg
-        };
-        self.measurer.measure(self.grid, &cfg, out);
+        self.view.ensure(metrics);
+        self.view.copy_into(metrics, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::EMPTY_VALUES;
+    use crate::presets::{NAMES, preset};
+
+    /// `generate`'s lazy caves measure exactly what `run` measures, whatever is asked first,
+    /// and the fractions taken from the trajectory equal a fresh popcount.
+    #[test]
+    fn generated_caves_measure_like_run() {
+        for name in NAMES {
+            let mut r = preset(name).unwrap();
+            r.set_kv("exit=3,3").unwrap();
+            let mut eager = Generator::new(&r, MetricSet::ALL).unwrap();
+            let mut lazy = Generator::new(&r, MetricSet::ALL).unwrap();
+            let mut n = 0;
+            let _ = lazy
+                .generate(100..140, |cave| {
+                    let want = *eager.run(cave.seed).unwrap().values;
+                    let walls = cave.grid.count_walls() as f64 / cave.grid.cells() as f64;
+                    assert_eq!(cave.metric(Metric::WallFraction), walls, "{name}");
+                    let order = if cave.seed % 2 == 0 {
+                        Metric::ALL
+                    } else {
+                        let mut o = Metric::ALL;
+                        o.reverse();
+                        o
+                    };
+                    for m in order {
+                        let (a, b) = (cave.metric(m), want[m.index()]);
+                        assert!(a == b || (a.is_nan() && b.is_nan()), "{name} {m}: {a} {b}");
+                    }
+                    let mut all = EMPTY_VALUES;
+                    cave.measure(&mut all);
+                    assert!(
+                        all.iter()
+                            .zip(&want)
+                            .all(|(a, b)| a == b || a.is_nan() && b.is_nan())
+                    );
+                    n += 1;
+                    ControlFlow::Continue(())
+                })
+                .unwrap();
+            assert_eq!(n, 40);
+        }
     }
 }

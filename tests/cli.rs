@@ -195,7 +195,8 @@ fn bad_input_gives_one_line_errors() {
             "--gate",
             "components<<3",
         ],
-        "bad operator",
+        // The query language names the offending character's column.
+        "--gate: query \"components<<3\", column 12",
     );
     assert_clean_error(
         &[

@@ -7,7 +7,8 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use cavesweep::measure::{Gate, MetricSet};
+use cavesweep::measure::MetricSet;
+use cavesweep::query::Gate;
 use cavesweep::store::shell_quote;
 use cavesweep::sweep::{self, Outcome, PerSeed, Plan, RunOptions, Shard, SweepError, SweepSpec};
 use pyo3::exceptions::PyRuntimeError;

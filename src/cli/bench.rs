@@ -1,4 +1,7 @@
 //! `cavesweep bench`: pipeline and kernel throughput per preset, with the oracle beside it.
+//! `--search` measures the seed-search figures instead (see `bench/search.rs`).
+
+mod search;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -31,6 +34,13 @@ pub struct BenchArgs {
     /// Threads for the parallel figure (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
+    /// Measure the seed-search figures instead (search vs generation alone, search --top vs
+    /// sweep); default preset chapter-strict. With --out, writes DIR/search.csv.
+    #[arg(long)]
+    search: bool,
+    /// Seeds of the `search --top` vs `sweep` figure (the rejecting search uses a fifth).
+    #[arg(long, default_value_t = 1_000_000, requires = "search")]
+    search_seeds: u64,
     /// Measure the sweep machinery on parameter grids instead (1,025 and 100,000 points against
     /// one point doing the same work), through real sweeps into a scratch folder; with --out,
     /// writes DIR/grid.csv.
@@ -70,6 +80,24 @@ pub fn main(a: BenchArgs) -> Result<()> {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     if threads == 0 {
         bail!("--threads must be at least 1");
+    }
+    if a.search {
+        let names = if a.preset.is_empty() {
+            vec!["chapter-strict".to_string()]
+        } else {
+            a.preset.clone()
+        };
+        let recipes = names
+            .iter()
+            .map(|n| preset(n))
+            .collect::<Result<Vec<_>, _>>()?;
+        return search::main(
+            &recipes,
+            threads,
+            a.repeats as usize,
+            a.search_seeds.max(1000),
+            a.out.as_deref(),
+        );
     }
     if a.grid {
         return grid(&a, threads);

@@ -5,6 +5,7 @@ mod presets;
 mod report;
 mod reproduce;
 mod run;
+mod search;
 mod sweep;
 
 use std::path::PathBuf;
@@ -34,6 +35,8 @@ enum Command {
     Presets(presets::PresetsArgs),
     /// Sweep seeds (x a parameter grid) into statistics: CSV files in --out, resumable.
     Sweep(sweep::SweepArgs),
+    /// Find the seeds whose caves match a query (all, the N lowest, or the K best).
+    Search(search::SearchArgs),
     /// Combine the output folders of `sweep --shard K/N` runs into one.
     Merge(sweep::MergeArgs),
     /// Pictures and tables of a sweep folder: index.html and README.md.
@@ -42,7 +45,7 @@ enum Command {
     Bench(bench::BenchArgs),
 }
 
-/// Flags that choose a recipe: shared by `run`, `sweep` and `bench`.
+/// Flags that choose a recipe: shared by `run`, `sweep`, `search` and `bench`.
 #[derive(Args, Clone, Debug)]
 pub struct RecipeArgs {
     /// Preset to start from (see `cavesweep presets`).
@@ -109,6 +112,7 @@ pub fn main() -> Result<ExitCode> {
         Command::Reproduce(a) => reproduce::main(a),
         Command::Presets(a) => presets::main(a),
         Command::Sweep(a) => sweep::main(a),
+        Command::Search(a) => search::main(a),
         Command::Merge(a) => sweep::merge(a),
         Command::Report(a) => report::main(a),
         Command::Bench(a) => bench::main(a),

@@ -20,16 +20,17 @@ use std::str::FromStr;
 use crate::grid::Grid;
 
 mod components;
-mod gate;
+mod lazy;
 mod metrics;
 pub mod oracle;
 mod post;
 
 pub use components::Components;
-pub use gate::{Clause, CmpOp, Gate, GateError, GateResult};
+pub use lazy::{Lazy, Stage};
 pub use post::PostStep;
 
 use components::Flood;
+use lazy::Memo;
 use metrics::{Bfs, MinWidth};
 
 /// Why a measurement setting could not be used.
@@ -164,9 +165,6 @@ impl MetricSet {
     pub fn iter(self) -> impl Iterator<Item = Metric> {
         Metric::ALL.into_iter().filter(move |&m| self.contains(m))
     }
-    fn any(self, ms: &[Metric]) -> bool {
-        ms.iter().any(|&m| self.contains(m))
-    }
 }
 
 impl FromIterator<Metric> for MetricSet {
@@ -285,107 +283,24 @@ impl Measurer {
         Measurer::default()
     }
 
-    /// Measure `g` into `out`; metrics not in `cfg.metrics` are left NaN.
+    /// Measure `g` into `out`: every metric of `cfg.metrics`, the others left NaN. The
+    /// stages run in the order that shares the most work (one BFS serves both path metrics).
     pub fn measure(&mut self, g: &Grid, cfg: &MeasureConfig, out: &mut Values) {
-        use Metric::*;
-        *out = EMPTY_VALUES;
-        let set = cfg.metrics;
-        let cells = g.cells() as f64;
-        let walls = g.count_walls();
-        let floor = g.cells() as u64 - walls;
-        if set.contains(WallFraction) {
-            out[WallFraction.index()] = walls as f64 / cells;
-        }
-        if set.contains(FloorFraction) {
-            out[FloorFraction.index()] = floor as f64 / cells;
-        }
-        let need_flood = set.any(&[
-            Components,
-            LargestFraction,
-            ConnectedFraction,
-            MinWidth,
-            PathLength,
-            ReachDepth,
-        ]);
-        if !need_flood && !set.contains(Boundary) {
-            return;
-        }
-        let conn = cfg.connectivity;
-        self.flood.load(g);
-        let lay = self.flood.lay;
-        if set.contains(Boundary) {
-            out[Boundary.index()] = metrics::boundary(&lay, &self.flood.f) as f64;
-        }
-        if !need_flood {
-            return;
-        }
-        let (sy, sx) = cfg.spawn;
-        let spawn_floor = sy < lay.rows && sx < lay.cols && self.flood.is_floor(sy, sx);
-        // The spawn's flood serves the component metrics and min_width; the path metrics alone
-        // do not need it (the BFS finds reachability itself), so it is skipped for them.
-        let flood_spawn =
-            spawn_floor && set.any(&[Components, LargestFraction, ConnectedFraction, MinWidth]);
-        let spawn_size = if flood_spawn {
-            self.flood.flood_from(sy, sx, conn).size
-        } else {
-            0
-        };
-        let frac = |n: u64| {
-            if floor == 0 {
-                0.0
-            } else {
-                n as f64 / floor as f64
-            }
-        };
-        if set.contains(ConnectedFraction) {
-            out[ConnectedFraction.index()] = frac(spawn_size as u64);
-        }
-        let exit = cfg.exit.filter(|&(y, x)| y < lay.rows && x < lay.cols);
-        // Exit outside the spawn's component: unreachable, no BFS needed for the path.
-        let exit_reachable =
-            exit.is_some_and(|(y, x)| spawn_floor && (!flood_spawn || self.flood.is_claimed(y, x)));
-        if spawn_floor && set.contains(MinWidth) {
-            self.comp.clear();
-            self.comp.extend_from_slice(&self.flood.s);
-        }
-        if set.any(&[Components, LargestFraction]) {
-            let mut count = spawn_floor as u32;
-            let mut largest = spawn_size;
-            let mut cursor = (0, 0);
-            while let Some((y, x)) = self.flood.next_unclaimed(&mut cursor) {
-                let n = self.flood.flood_from(y, x, conn).size;
-                count += 1;
-                largest = largest.max(n);
-            }
-            if set.contains(Components) {
-                out[Components.index()] = count as f64;
-            }
-            if set.contains(LargestFraction) {
-                out[LargestFraction.index()] = frac(largest as u64);
-            }
-        }
-        if spawn_floor && set.contains(MinWidth) {
-            out[MinWidth.index()] = self.width.run(&lay, &self.flood.f, &self.comp) as f64;
-        } else if set.contains(MinWidth) {
-            out[MinWidth.index()] = 0.0;
-        }
-        let want_depth = set.contains(ReachDepth);
-        let want_path = set.contains(PathLength) && exit_reachable;
-        if spawn_floor && (want_depth || want_path) {
-            let r = self.bfs.run(
-                &lay,
-                &self.flood.f,
-                conn,
-                (sy, sx),
-                exit.filter(|_| want_path),
-                want_depth,
-            );
-            if want_path && let Some(p) = r.path {
-                out[PathLength.index()] = p as f64;
-            }
-            if want_depth {
-                out[ReachDepth.index()] = r.depth as f64;
-            }
+        let mut view = self.lazy(g, cfg);
+        view.ensure(cfg.metrics);
+        view.copy_into(cfg.metrics, out);
+    }
+
+    /// A lazy view of `g`: metrics computed on first request and memoised. `cfg.metrics` are
+    /// the metrics the caller may ask for (a hint that lets the labelling keep the spawn's
+    /// component for `min_width`); others can be asked for too.
+    pub fn lazy<'a>(&'a mut self, g: &'a Grid, cfg: &'a MeasureConfig) -> Lazy<'a> {
+        Lazy {
+            m: self,
+            g,
+            cfg,
+            wanted: cfg.metrics,
+            memo: Memo::new(),
         }
     }
 

@@ -243,6 +243,69 @@ proptest! {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// The lazy view gives the oracle's values whatever order the metrics are asked for in and
+    /// whatever the "wanted" hint says (a min_width asked for after the labelling, without the
+    /// hint, re-floods the spawn's component).
+    #[test]
+    fn lazy_views_match_oracle_in_any_order(rows in 1usize..30, cols in cols_strategy(),
+                            wall_p in prop_oneof![0.0f64..1.0, 0.0f64..0.1, Just(0.0)],
+                            seed: u64, conn in conn_strategy(), pick: u64, with_exit: bool,
+                            wanted_bits in 0u32..(1 << Metric::COUNT), outside: bool) {
+        let grid = random_grid(rows, cols, wall_p, seed);
+        let bg = ByteGrid::from_grid(&grid);
+        let mut r = Mix(pick);
+        let spawn = (r.below(rows), r.below(cols));
+        let exit = with_exit.then(|| (r.below(rows), r.below(cols)));
+        let c = cfg(conn, spawn, exit);
+        let want = oracle::measure(&bg, &c);
+        let mut order = Metric::ALL.to_vec();
+        for i in (1..order.len()).rev() {
+            order.swap(i, r.below(i + 1));
+        }
+        let hint: MetricSet = Metric::ALL.into_iter().filter(|m| wanted_bits >> m.index() & 1 == 1).collect();
+        // An exit outside the grid counts as unreachable (validation rejects it up front).
+        let c = MeasureConfig { metrics: hint, exit: if outside { Some((rows, 0)) } else { c.exit }, ..c };
+        let want = if outside { let mut w = want; w[Metric::PathLength.index()] = f64::NAN; w } else { want };
+        let mut m = SHARED.with(|m| m.take());
+        {
+            let mut view = m.lazy(&grid, &c);
+            for (k, &metric) in order.iter().enumerate() {
+                let (a, b) = (view.get(metric), want[metric.index()]);
+                prop_assert!(a == b || (a.is_nan() && b.is_nan()),
+                    "{} (asked {}th, order {:?}, hint {}): {} vs {}\n{}", metric, k, order, hint, a, b, grid);
+                // Asking again answers from the memo.
+                let again = view.get(metric);
+                prop_assert!(again == a || (again.is_nan() && a.is_nan()));
+            }
+        }
+        SHARED.with(|s| *s.borrow_mut() = m);
+    }
+}
+
+/// min_width asked for after the labelling (which claims every component) must still measure
+/// the spawn's component alone, with or without the hint that keeps a copy of it.
+#[test]
+fn lazy_min_width_after_labelling_is_the_spawns() {
+    let grid = g("...#.\n...#.\n...#.\n");
+    for hint in [MetricSet::EMPTY, MetricSet::ALL] {
+        let c = MeasureConfig {
+            metrics: hint,
+            ..cfg(Connectivity::Four, (1, 1), None)
+        };
+        let mut m = Measurer::new();
+        let mut view = m.lazy(&grid, &c);
+        assert_eq!(view.get(Metric::Components), 2.0);
+        assert_eq!(view.get(Metric::MinWidth), 3.0, "hint {hint}");
+        let mut view = m.lazy(&grid, &c);
+        assert_eq!(view.get(Metric::MinWidth), 3.0);
+        assert_eq!(view.get(Metric::Components), 2.0);
+        assert_eq!(view.get(Metric::LargestFraction), 9.0 / 12.0);
+    }
+}
+
+proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
     #[test]
     fn wide_open_caves_match_oracle(seed: u64, rows in 1usize..100, cols in 1usize..300, walls in 0usize..4) {

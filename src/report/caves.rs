@@ -17,7 +17,8 @@ use rayon::prelude::*;
 use super::ReportError;
 use super::model::{SeedRow, Sweep};
 use crate::generate::Generator;
-use crate::measure::{Gate, MetricSet};
+use crate::measure::MetricSet;
+use crate::query::Gate;
 use crate::render::{self, Marks};
 
 /// Seeds regenerated per point when `seeds.csv` cannot answer.

@@ -19,8 +19,9 @@ use rayon::prelude::*;
 use super::{PerSeed, Plan, RunOptions, Shard, SweepError, SweepSpec};
 use crate::benchmark::Spread;
 use crate::generate::Generator;
-use crate::measure::{EMPTY_VALUES, Gate, MetricSet};
+use crate::measure::{EMPTY_VALUES, MetricSet};
 use crate::presets::preset;
+use crate::query::Gate;
 
 /// One case's figures: caves per second of the case and of its reference, per repeat.
 #[derive(Debug, Clone)]

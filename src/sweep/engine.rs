@@ -120,7 +120,8 @@ pub fn run_chunk(
                     params,
                     plan.computed,
                     values,
-                    gate.pass(),
+                    gate,
+                    plan.spec.gate.named().len(),
                 );
                 n_rows += 1;
             }

@@ -26,7 +26,8 @@ use std::fmt;
 use std::ops::Range;
 use std::str::FromStr;
 
-use crate::measure::{Gate, MetricSet};
+use crate::measure::MetricSet;
+use crate::query::Gate;
 use crate::recipe::{Recipe, RecipeError};
 use stats::Shape;
 use vary::{Vary, VaryError};
@@ -317,6 +318,7 @@ impl Plan {
         Shape {
             metrics: self.computed,
             clauses: self.spec.gate.clauses().len(),
+            named: self.spec.gate.named().len(),
             steps: self.trajectory_len(point),
         }
     }
@@ -364,8 +366,10 @@ impl Plan {
 
     /// A canonical description of everything that determines the results. Two runs with the
     /// same fingerprint write the same bytes.
+    /// Named gates appear (as `"gates": ["NAME=EXPR", ...]`) only when there are some, so the
+    /// fingerprint of a sweep without them is what it was before named gates existed.
     pub fn fingerprint(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut fp = serde_json::json!({
             "recipe": self.spec.base.to_toml(),
             "vary": self.spec.varies.iter().map(|v| v.to_string()).collect::<Vec<_>>(),
             "seeds": format!("{}..{}", self.spec.seeds.start, self.spec.seeds.end),
@@ -373,7 +377,16 @@ impl Plan {
             "metrics": self.spec.metrics.to_string(),
             "per_seed": self.spec.per_seed.to_string(),
             "chunk": self.chunk,
-        })
+        });
+        let named = self.spec.gate.named();
+        if !named.is_empty() {
+            fp["gates"] = named
+                .iter()
+                .map(|(n, e)| format!("{n}={e}"))
+                .collect::<Vec<_>>()
+                .into();
+        }
+        fp
     }
 
     /// Rebuild the plan a fingerprint describes (used by `merge`).
@@ -397,12 +410,28 @@ impl Plan {
                     .map_err(|e| bad(e.to_string()))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let gate: Gate = match s("gate")? {
-            "" => Gate::default(),
-            g => g
-                .parse()
-                .map_err(|e: crate::measure::GateError| bad(e.to_string()))?,
+        let qerr = |e: crate::query::QueryError| bad(e.to_string());
+        let mut args: Vec<crate::query::GateArg> = match s("gate")? {
+            "" => Vec::new(),
+            g => vec![g.parse().map_err(qerr)?],
         };
+        if let Some(named) = fp.get("gates") {
+            for g in named
+                .as_array()
+                .ok_or_else(|| bad("\"gates\" is not a list".into()))?
+            {
+                let g: crate::query::GateArg = g
+                    .as_str()
+                    .ok_or_else(|| bad("a named gate is not text".into()))?
+                    .parse()
+                    .map_err(qerr)?;
+                if g.name.is_none() {
+                    return Err(bad(format!("named gate {g} has no name")));
+                }
+                args.push(g);
+            }
+        }
+        let gate = Gate::new(args).map_err(qerr)?;
         let spec = SweepSpec {
             base,
             varies,
@@ -437,8 +466,12 @@ pub fn describe_fingerprint(fp: &serde_json::Value) -> String {
         .and_then(|r| r.lines().find(|l| l.starts_with("name")))
         .unwrap_or("name = ?")
         .to_string();
+    let named = match fp.get("gates") {
+        Some(g) => format!(", named gates {g}"),
+        None => String::new(),
+    };
     format!(
-        "{name}, seeds {}, vary {}, gate {}",
+        "{name}, seeds {}, vary {}, gate {}{named}",
         get("seeds"),
         get("vary"),
         get("gate")

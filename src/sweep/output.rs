@@ -2,20 +2,23 @@
 //! as leading columns. Numbers are printed in Rust's shortest round-trip form (integers without
 //! a decimal point), empty for "no value".
 //!
-//! - `summary.csv`: per grid point: params, `recipe`, `seeds`, `passed`, `pass_rate`,
-//!   `fail[<clause>]` per gate clause, then `<metric>_mean/_sd/_min/_p05/_p50/_p95/_max` for each
+//! - `summary.csv`: per grid point: params, `recipe`, `seeds`, `passed`, `pass_rate` (the
+//!   unnamed gate), `pass_rate[NAME]` per named gate, `fail[<clause>]` per distinct clause of
+//!   every gate, then `<metric>_mean/_sd/_min/_p05/_p50/_p95/_max` for each
 //!   computed metric;
 //! - `trajectory.csv`: per grid point and step: params, `step` (0 = after the fill, then one per
 //!   pass application, then one per post-step), `n`, `mean`, `sd`, `min`, `p05`, `p50`, `p95`,
 //!   `max` of the wall fraction;
 //! - `components.csv`: per grid point and component count: params, `components`, `caves`;
-//! - `seeds.csv`: per cave (per `--per-seed`): `seed`, params, each computed metric, `passed`.
+//! - `seeds.csv`: per cave (per `--per-seed`): `seed`, params, each computed metric, `passed`
+//!   (the unnamed gate), then `passed[NAME]` per named gate.
 
 use std::io::Write;
 
 use super::Plan;
 use super::stats::{PointStats, Summary};
 use crate::measure::{Metric, MetricSet, Values};
+use crate::query::GateResult;
 
 /// Append a number: integers plainly, other finite values in shortest round-trip form,
 /// nothing for NaN.
@@ -48,14 +51,16 @@ fn push_params(out: &mut Vec<u8>, params: &[String]) {
     }
 }
 
-/// One `seeds.csv` row.
+/// One `seeds.csv` row: `passed` from the unnamed gate, then one `passed[NAME]` per each of the
+/// `named` named gates.
 pub fn seed_row(
     out: &mut Vec<u8>,
     seed: u64,
     params: &[String],
     metrics: MetricSet,
     values: &Values,
-    passed: bool,
+    gate: GateResult,
+    named: usize,
 ) {
     out.extend_from_slice(itoa::Buffer::new().format(seed).as_bytes());
     out.push(b',');
@@ -64,7 +69,11 @@ pub fn seed_row(
         push_num(out, values[m.index()]);
         out.push(b',');
     }
-    out.extend_from_slice(if passed { b"1\n" } else { b"0\n" });
+    out.push(if gate.pass() { b'1' } else { b'0' });
+    for j in 0..named {
+        out.extend_from_slice(if gate.named_pass(j) { b",1" } else { b",0" });
+    }
+    out.push(b'\n');
 }
 
 fn header(out: &mut Vec<u8>, first: &[&str], plan: &Plan, rest: &[String]) {
@@ -88,6 +97,13 @@ pub fn seeds_header(plan: &Plan) -> Vec<u8> {
     let mut out = Vec::new();
     let mut rest: Vec<String> = plan.computed.iter().map(|m| m.name().to_string()).collect();
     rest.push("passed".into());
+    rest.extend(
+        plan.spec
+            .gate
+            .named()
+            .iter()
+            .map(|(n, _)| format!("passed[{n}]")),
+    );
     header(&mut out, &["seed"], plan, &rest);
     out
 }
@@ -118,6 +134,13 @@ pub fn summary_header(plan: &Plan) -> Vec<u8> {
     rest.extend(
         plan.spec
             .gate
+            .named()
+            .iter()
+            .map(|(n, _)| format!("pass_rate[{n}]")),
+    );
+    rest.extend(
+        plan.spec
+            .gate
             .clauses()
             .iter()
             .map(|c| format!("fail[{c}]")),
@@ -139,6 +162,10 @@ pub fn summary_row(out: &mut Vec<u8>, plan: &Plan, params: &[String], st: &Point
     push_num(out, st.passed as f64);
     out.push(b',');
     push_num(out, st.passed as f64 / st.seeds.max(1) as f64);
+    for n in &st.named {
+        out.push(b',');
+        push_num(out, *n as f64 / st.seeds.max(1) as f64);
+    }
     for f in &st.fails {
         out.push(b',');
         push_num(out, *f as f64);

@@ -734,10 +734,10 @@ impl<'p> SweepState<'p> {
                 "complete": last,
             },
             "files": {
-                "summary.csv": "one row per grid point: parameters, recipe, seeds, passed, pass_rate, fail[clause] counts, <metric>_mean/_sd/_min/_p05/_p50/_p95/_max",
+                "summary.csv": "one row per grid point: parameters, recipe, seeds, passed, pass_rate (the unnamed gate), pass_rate[NAME] per named gate, fail[clause] counts (caves on which the clause was false), <metric>_mean/_sd/_min/_p05/_p50/_p95/_max",
                 "trajectory.csv": "one row per grid point and step (0 = after fill, then each pass application, then each post-step): wall-fraction n, mean, sd, min, p05, p50, p95, max",
                 "components.csv": "distribution of the component count per grid point",
-                "seeds.csv": "one row per cave kept by --per-seed: seed, parameters, metrics, passed",
+                "seeds.csv": "one row per cave kept by --per-seed: seed, parameters, metrics, passed (the unnamed gate), passed[NAME] per named gate",
                 "cavesweep.sqlite": "the store this folder is resumed and merged from (SQLite): per-point statistics, per-chunk seed rows until seeds.csv is complete, the runs that wrote it",
                 "quantiles": "p05/p50/p95 from an HDR histogram at 3 significant digits (fractions scaled by 1e6); mean and sd from exact fixed-point sums",
             },

@@ -23,7 +23,8 @@ use std::sync::OnceLock;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use crate::measure::{GateResult, Metric, MetricSet, Values};
+use crate::measure::{Metric, MetricSet, Values};
+use crate::query::GateResult;
 
 /// Fixed-point scale of fractions in the sums: 2^40, so a fraction is rounded by at most 2^-41
 /// and `Σq²` (each term <= 2^80) cannot overflow an i128 before 2^46 caves.
@@ -332,8 +333,10 @@ impl AccBuilder {
 pub struct PointStats {
     pub seeds: u64,
     pub passed: u64,
-    /// Per gate clause: caves that failed it.
+    /// Per distinct gate clause: caves on which it was false.
     pub fails: Vec<u64>,
+    /// Per named gate (`--gate NAME=EXPR`, in definition order): caves that passed it.
+    pub named: Vec<u64>,
     /// Per metric in [`Metric::ALL`] order; `None` for metrics not measured.
     pub metrics: Vec<Option<Acc>>,
     /// Wall fraction after each trajectory step.
@@ -347,6 +350,8 @@ pub struct PointStats {
 pub struct Shape {
     pub metrics: MetricSet,
     pub clauses: usize,
+    /// Named gates.
+    pub named: usize,
     pub steps: usize,
 }
 
@@ -357,6 +362,7 @@ impl PointStats {
             seeds: 0,
             passed: 0,
             fails: vec![0; shape.clauses],
+            named: vec![0; shape.named],
             metrics: Metric::ALL
                 .iter()
                 .map(|&m| shape.metrics.contains(m).then(|| Acc::new(Kind::of(m))))
@@ -371,6 +377,9 @@ impl PointStats {
         self.seeds += o.seeds;
         self.passed += o.passed;
         for (a, b) in self.fails.iter_mut().zip(&o.fails) {
+            *a += b;
+        }
+        for (a, b) in self.named.iter_mut().zip(&o.named) {
             *a += b;
         }
         for (a, b) in self.metrics.iter_mut().zip(&o.metrics) {
@@ -408,6 +417,7 @@ impl PointStats {
             postcard::from_bytes(bytes).map_err(|e| format!("statistics do not decode ({e})"))?;
         let expect = PointStats::new(shape);
         if s.fails.len() != expect.fails.len()
+            || s.named.len() != expect.named.len()
             || s.trajectory.len() != expect.trajectory.len()
             || s.metrics.len() != expect.metrics.len()
             || s.metrics
@@ -423,7 +433,7 @@ impl PointStats {
                 s.seeds
             ));
         }
-        if s.passed > s.seeds || s.fails.iter().any(|&f| f > s.seeds) {
+        if s.passed > s.seeds || s.fails.iter().chain(&s.named).any(|&f| f > s.seeds) {
             return Err(format!(
                 "more caves passed or failed than were run ({} passed of {})",
                 s.passed, s.seeds
@@ -459,6 +469,7 @@ pub struct PointBuilder {
     seeds: u64,
     passed: u64,
     fails: Vec<u64>,
+    named: Vec<u64>,
     metrics: Vec<Option<AccBuilder>>,
     trajectory: Vec<AccBuilder>,
     components: Vec<u64>,
@@ -471,6 +482,7 @@ impl PointBuilder {
             seeds: 0,
             passed: 0,
             fails: vec![0; shape.clauses],
+            named: vec![0; shape.named],
             metrics: Metric::ALL
                 .iter()
                 .map(|&m| {
@@ -495,12 +507,14 @@ impl PointBuilder {
     #[inline]
     pub fn record(&mut self, trajectory: &[f64], values: &Values, gate: GateResult) {
         self.seeds += 1;
-        if gate.pass() {
-            self.passed += 1;
-        } else {
-            for (i, f) in self.fails.iter_mut().enumerate() {
-                *f += gate.failed(i) as u64;
-            }
+        self.passed += gate.pass() as u64;
+        // "Failed" = the clause was false, whether or not the cave passed (with || and ! a
+        // passing cave can have false clauses).
+        for (i, f) in self.fails.iter_mut().enumerate() {
+            *f += gate.failed(i) as u64;
+        }
+        for (j, n) in self.named.iter_mut().enumerate() {
+            *n += gate.named_pass(j) as u64;
         }
         for (acc, &v) in self.metrics.iter_mut().zip(values) {
             if let Some(acc) = acc {
@@ -531,6 +545,7 @@ impl PointBuilder {
             seeds: self.seeds,
             passed: self.passed,
             fails: std::mem::replace(&mut self.fails, vec![0; self.shape.clauses]),
+            named: std::mem::replace(&mut self.named, vec![0; self.shape.named]),
             metrics: self
                 .metrics
                 .iter_mut()
@@ -619,19 +634,25 @@ mod tests {
             let shape = Shape {
                 metrics: MetricSet::EMPTY.with(Metric::FloorFraction).with(Metric::Components),
                 clauses: 1,
+                named: 2,
                 steps: 2,
             };
             let record = |b: &mut PointBuilder, (f, c, w): (f64, u32, f64)| {
                 let mut v = crate::measure::EMPTY_VALUES;
                 v[Metric::FloorFraction.index()] = f;
                 v[Metric::Components.index()] = c as f64;
-                let gate = GateResult { failed: (c > 20) as u64 };
+                let failed = (c > 20) as u64;
+                let gate = GateResult { failed, pass: failed == 0, named: (c % 4) as u64 };
                 b.record(&[w, 1.0 - w], &v, gate);
             };
             let cut = cut.min(caves.len());
             let mut one = PointBuilder::new(shape);
             caves.iter().for_each(|&c| record(&mut one, c));
             let all = one.finish();
+            let named = |bit: u32| {
+                caves.iter().filter(|&&(_, c, _)| ((c % 4) >> bit) & 1 == 1).count() as u64
+            };
+            prop_assert_eq!(&all.named, &vec![named(0), named(1)]);
             let mut parts = PointBuilder::new(shape);
             caves[..cut].iter().for_each(|&c| record(&mut parts, c));
             let mut a = parts.finish();
@@ -672,13 +693,22 @@ mod tests {
         let shape = Shape {
             metrics: MetricSet::EMPTY.with(Metric::Boundary),
             clauses: 1,
+            named: 1,
             steps: 1,
         };
         let mut b = PointBuilder::new(shape);
         let mut v = crate::measure::EMPTY_VALUES;
         for i in 0..10 {
             v[Metric::Boundary.index()] = i as f64;
-            b.record(&[0.5], &v, GateResult { failed: i & 1 });
+            b.record(
+                &[0.5],
+                &v,
+                GateResult {
+                    failed: i & 1,
+                    pass: i & 1 == 0,
+                    named: (i % 3 == 0) as u64,
+                },
+            );
         }
         let good = b.finish();
         assert!(PointStats::decode(&good.encode(), shape, 10).is_ok());
@@ -690,6 +720,12 @@ mod tests {
         let mut bad = good.clone();
         bad.passed = 11;
         bad.seeds = 10;
+        assert!(PointStats::decode(&bad.encode(), shape, 10).is_err());
+        assert_eq!(good.named, vec![4]);
+        let wrong_named = Shape { named: 2, ..shape };
+        assert!(PointStats::decode(&good.encode(), wrong_named, 10).is_err());
+        let mut bad = good.clone();
+        bad.named[0] = 11;
         assert!(PointStats::decode(&bad.encode(), shape, 10).is_err());
         let mut bad = good.clone();
         bad.trajectory[0].n += 1;

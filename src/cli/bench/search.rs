@@ -1,0 +1,300 @@
+//! `cavesweep bench --search`: the seed-search figures, each beside its like-for-like
+//! comparison measured alternately in the same run:
+//!
+//! 1. generation alone (fill + steps + post-steps, no metrics) vs a search whose first clause,
+//!    a fraction, rejects about 95% of caves (target: >= 0.9x);
+//! 2. `sweep --metrics path_length --per-seed none` vs `search --where 'path_length>=0'
+//!    --top 10 --by path_length` on the same seeds, both run as this binary (target: >= 1x).
+//!
+//! Rates are per wall-clock second and per CPU-second (see `cavesweep::benchmark::search`).
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use cavesweep::benchmark::search::{Rate, Rates, reject_bench};
+use cavesweep::io::write_atomic;
+use cavesweep::recipe::Recipe;
+
+fn rate(r: &Rates) -> String {
+    let (w, c) = (&r.wall, &r.cpu);
+    format!(
+        "{:.0} [{:.0}-{:.0}] per s, {:.0} [{:.0}-{:.0}] per CPU-s",
+        w.median, w.min, w.max, c.median, c.min, c.max
+    )
+}
+
+/// CPU time (user + system) of this process's finished children, in seconds.
+fn children_cpu_seconds() -> f64 {
+    // SAFETY: getrusage fills one rusage struct we own; all-zero bytes are a valid rusage.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) } != 0 {
+        return f64::NAN;
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+/// Run this binary with `args` over `n` seeds: seeds per wall-clock and per CPU second.
+fn timed(args: &[String], n: u64) -> Result<Rate> {
+    let exe = std::env::current_exe().context("cannot find the cavesweep binary")?;
+    let (t, cpu) = (Instant::now(), children_cpu_seconds());
+    let o = Command::new(exe)
+        .args(args)
+        .output()
+        .context("cannot run cavesweep")?;
+    let (secs, cpu) = (t.elapsed().as_secs_f64(), children_cpu_seconds() - cpu);
+    if !o.status.success() {
+        bail!(
+            "cavesweep {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&o.stderr).trim()
+        );
+    }
+    Ok(Rate {
+        wall: n as f64 / secs,
+        cpu: n as f64 / cpu,
+    })
+}
+
+/// One CSV record of a figure.
+#[allow(clippy::too_many_arguments)]
+fn record(
+    csv: &mut csv::Writer<Vec<u8>>,
+    preset: &str,
+    fig: &str,
+    threads: usize,
+    seeds: u64,
+    repeats: usize,
+    r: &Rates,
+    ratios: (f64, f64),
+    cmd: &str,
+) -> Result<()> {
+    let mut rec = vec![
+        preset.to_string(),
+        fig.to_string(),
+        threads.to_string(),
+        seeds.to_string(),
+        repeats.to_string(),
+    ];
+    for s in [&r.wall, &r.cpu] {
+        rec.extend([s.median, s.min, s.max].map(|v| format!("{v:.1}")));
+    }
+    rec.extend([format!("{:.3}", ratios.0), format!("{:.3}", ratios.1)]);
+    rec.push(cmd.to_string());
+    csv.write_record(rec)?;
+    Ok(())
+}
+
+/// Shell-quote an argument for the printed command.
+fn quoted(a: &str) -> String {
+    if a.chars()
+        .all(|c| c.is_ascii_alphanumeric() || "-_.,=/:".contains(c))
+    {
+        a.to_string()
+    } else {
+        format!("'{a}'")
+    }
+}
+
+pub fn main(
+    recipes: &[Recipe],
+    threads: usize,
+    repeats: usize,
+    seeds: u64,
+    out_dir: Option<&Path>,
+) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    let tmp = std::env::temp_dir().join(format!("cavesweep-bench-search-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+    let mut csv = csv::Writer::from_writer(Vec::new());
+    csv.write_record([
+        "preset",
+        "figure",
+        "threads",
+        "seeds",
+        "repeats",
+        "wall_median",
+        "wall_min",
+        "wall_max",
+        "cpu_median",
+        "cpu_min",
+        "cpu_max",
+        "ratio_wall",
+        "ratio_cpu",
+        "command",
+    ])?;
+    for recipe in recipes {
+        let reject_seeds = (seeds / 5).max(10_000);
+        let b = reject_bench(recipe, threads, reject_seeds, repeats)?;
+        writeln!(
+            out,
+            "{}: {threads} threads, seeds (caves) per second: median [min-max] of {repeats}",
+            recipe.name
+        )?;
+        writeln!(
+            out,
+            "  generation only (fill + steps, no metrics), {reject_seeds} seeds: {}",
+            rate(&b.generation)
+        )?;
+        writeln!(
+            out,
+            "  search {:?} (first clause rejects {:.1}% of a sample): {}",
+            b.query,
+            b.rejected * 100.0,
+            rate(&b.search),
+        )?;
+        writeln!(
+            out,
+            "    = {:.3}x generation per s, {:.3}x per CPU-s (target >= 0.9)",
+            b.ratio(),
+            b.cpu_ratio()
+        )?;
+        let gen_cmd = format!("(library) generation only, seeds 0..{reject_seeds}");
+        let search_cmd = format!(
+            "cavesweep search --preset {} --seeds 0..{reject_seeds} --where {} --threads {threads}",
+            recipe.name,
+            quoted(&b.query)
+        );
+        for (fig, r, ratios, cmd) in [
+            ("generation", &b.generation, (1.0, 1.0), &gen_cmd),
+            (
+                "search_reject",
+                &b.search,
+                (b.ratio(), b.cpu_ratio()),
+                &search_cmd,
+            ),
+        ] {
+            record(
+                &mut csv,
+                &recipe.name,
+                fig,
+                threads,
+                reject_seeds,
+                repeats,
+                r,
+                ratios,
+                cmd,
+            )?;
+        }
+
+        // Top 10 by path length vs the sweep computing path_length, end to end.
+        let mut base: Vec<String> = vec!["--preset".into(), recipe.name.clone()];
+        if recipe.exit.is_none() {
+            let (y, x) = (
+                (recipe.rows / 16).max(1),
+                recipe.cols - 1 - (recipe.cols / 16).max(1),
+            );
+            base.extend(["--set".into(), format!("exit={y},{x}")]);
+        }
+        base.extend([
+            "--seeds".into(),
+            format!("0..{seeds}"),
+            "--threads".into(),
+            threads.to_string(),
+        ]);
+        let sweep_dir = tmp.join("sweep");
+        let found = tmp.join("top.csv");
+        let mut sweep_args: Vec<String> = vec!["sweep".into()];
+        sweep_args.extend(base.iter().cloned());
+        sweep_args.extend(
+            [
+                "--metrics",
+                "path_length",
+                "--per-seed",
+                "none",
+                "--force",
+                "--out",
+            ]
+            .map(String::from),
+        );
+        sweep_args.push(sweep_dir.display().to_string());
+        let mut search_args: Vec<String> = vec!["search".into()];
+        search_args.extend(base.iter().cloned());
+        search_args.extend(
+            [
+                "--where",
+                "path_length>=0",
+                "--top",
+                "10",
+                "--by",
+                "path_length",
+                "--force",
+                "--out",
+            ]
+            .map(String::from),
+        );
+        search_args.push(found.display().to_string());
+        let (mut sw, mut se) = (vec![], vec![]);
+        for _ in 0..repeats {
+            let _ = std::fs::remove_dir_all(&sweep_dir);
+            sw.push(timed(&sweep_args, seeds)?);
+            se.push(timed(&search_args, seeds)?);
+        }
+        let (sw, se) = (Rates::of(&sw), Rates::of(&se));
+        let ratios = (
+            se.wall.median / sw.wall.median,
+            se.cpu.median / sw.cpu.median,
+        );
+        writeln!(
+            out,
+            "  sweep --metrics path_length --per-seed none, {seeds} seeds: {}",
+            rate(&sw)
+        )?;
+        writeln!(
+            out,
+            "  search --where 'path_length>=0' --top 10 --by path_length, {seeds} seeds: {}",
+            rate(&se)
+        )?;
+        writeln!(
+            out,
+            "    = {:.3}x the sweep per s, {:.3}x per CPU-s (target >= 1)",
+            ratios.0, ratios.1
+        )?;
+        let show = |a: &[String]| {
+            let mut v = vec!["cavesweep".to_string()];
+            v.extend(
+                a.iter()
+                    .filter(|x| !x.contains("cavesweep-bench-search"))
+                    .map(|x| quoted(x)),
+            );
+            v.join(" ")
+        };
+        record(
+            &mut csv,
+            &recipe.name,
+            "sweep_path_length",
+            threads,
+            seeds,
+            repeats,
+            &sw,
+            (1.0, 1.0),
+            &show(&sweep_args),
+        )?;
+        record(
+            &mut csv,
+            &recipe.name,
+            "search_top10_path_length",
+            threads,
+            seeds,
+            repeats,
+            &se,
+            ratios,
+            &show(&search_args),
+        )?;
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    let Some(out_dir) = out_dir else {
+        return Ok(());
+    };
+    std::fs::create_dir_all(out_dir)
+        .with_context(|| format!("cannot create {}", out_dir.display()))?;
+    let path = out_dir.join("search.csv");
+    write_atomic(&path, &csv.into_inner()?)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    writeln!(out, "wrote {}", path.display())?;
+    Ok(())
+}

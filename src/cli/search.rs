@@ -1,0 +1,359 @@
+//! `cavesweep search`: flags, the CSV sink (file or stdout, flushed per batch), the checkpoint
+//! of a search writing `--out` (resumed by rerunning the command), progress bar, Ctrl-C, the
+//! final report line.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use cavesweep::measure::{Metric, MetricSet};
+use cavesweep::query::Expr;
+use cavesweep::search::{
+    Checkpoint, ChunkRecord, Match, Mode, Order, Outcome, PngSpec, Progress, Search, SearchError,
+    SearchSpec, Seeds, Sink, checkpoint, read_seeds,
+};
+use cavesweep::sweep::parse_seeds;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use super::RecipeArgs;
+
+#[derive(Args)]
+pub struct SearchArgs {
+    #[command(flatten)]
+    recipe: RecipeArgs,
+    /// The query, e.g. `floor_fraction>=0.6 && (components<=3 || !(path_length>40))`.
+    #[arg(long = "where", value_name = "EXPR")]
+    query: String,
+    /// Seeds to search, half-open: `0..1000000` (up to 18446744073709551615 exclusive).
+    #[arg(long, value_name = "A..B")]
+    seeds: Option<String>,
+    /// Search the `seed` column of a CSV file instead (a sweep's seeds.csv, an earlier search).
+    #[arg(long, value_name = "FILE.csv")]
+    seeds_from: Option<PathBuf>,
+    /// Return the N lowest matching seeds (the same for any thread count).
+    #[arg(long, value_name = "N")]
+    limit: Option<u64>,
+    /// Return the K best matches by --by (ties: lower seed first), best first.
+    #[arg(long, value_name = "K")]
+    top: Option<u64>,
+    /// The metric --top ranks by.
+    #[arg(long, value_name = "METRIC")]
+    by: Option<String>,
+    /// --top order: desc (largest first, the default) or asc.
+    #[arg(long, value_name = "asc|desc")]
+    order: Option<String>,
+    /// More metrics to write beside those the query and --by name (comma list or `all`).
+    #[arg(long, value_name = "LIST")]
+    metrics: Option<String>,
+    /// Write the CSV here instead of stdout (rows appear as they are found). Finished work is
+    /// checkpointed in FILE.csv.checkpoint/: rerun the same command to resume.
+    #[arg(long, value_name = "FILE.csv")]
+    out: Option<PathBuf>,
+    /// Replace an existing --out file (and a checkpoint of another search).
+    #[arg(long)]
+    force: bool,
+    /// Write a PNG per returned match into this folder, named SEED.png.
+    #[arg(long, value_name = "DIR")]
+    png_dir: Option<PathBuf>,
+    /// Pixels per cell in the PNGs.
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u16).range(1..=64))]
+    scale: u16,
+    /// Worker threads (default: all cores). Results do not depend on it.
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Seeds per chunk, the unit of work (default: from the seed count).
+    #[arg(long, hide = true)]
+    chunk: Option<u64>,
+    /// Print the evaluation plan (clause order, measured cost per cave, pass rate on a sample)
+    /// and exit without searching.
+    #[arg(long)]
+    explain: bool,
+}
+
+/// The CSV rows: to a file or stdout, flushed after every batch so a reader tailing the file
+/// sees matches appear.
+struct CsvSink<'a> {
+    search: &'a Search,
+    out: Box<dyn Write + 'a>,
+    what: String,
+    buf: Vec<u8>,
+    bar: Option<ProgressBar>,
+    /// The write error, kept whole so a closed pipe can end the program quietly.
+    io_error: Option<std::io::Error>,
+    /// Where finished chunks are recorded (with `--out`).
+    checkpoint: Option<Checkpoint>,
+}
+
+impl CsvSink<'_> {
+    fn write(&mut self, bytes: &[u8]) -> Result<(), SearchError> {
+        let r = self.out.write_all(bytes).and_then(|()| self.out.flush());
+        r.map_err(|e| {
+            let err = SearchError::Io {
+                what: format!("cannot write {}", self.what),
+                source: std::io::Error::new(e.kind(), e.to_string()),
+            };
+            self.io_error = Some(e);
+            err
+        })
+    }
+}
+
+impl Sink for CsvSink<'_> {
+    fn rows(&mut self, rows: &[Match]) -> Result<(), SearchError> {
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        for m in rows {
+            self.search.row(m, &mut buf);
+        }
+        let r = self.write(&buf);
+        self.buf = buf;
+        r
+    }
+
+    fn chunk(&mut self, record: &ChunkRecord) -> Result<(), SearchError> {
+        match &mut self.checkpoint {
+            Some(c) => c.record(record),
+            None => Ok(()),
+        }
+    }
+
+    fn progress(&mut self, p: &Progress) {
+        let pb = self.bar.get_or_insert_with(|| progress_bar(p.total));
+        pb.set_position(p.examined);
+        pb.set_message(format!(
+            "{} matches, {:.0} seeds/s",
+            p.matches,
+            pb.per_sec()
+        ));
+    }
+}
+
+fn progress_bar(total: u64) -> ProgressBar {
+    // Draws only when stderr is a terminal.
+    let pb = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    pb.set_style(
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} seeds {msg} ETA {eta}",
+        )
+        .expect("template"),
+    );
+    pb.enable_steady_tick(Duration::from_millis(200));
+    pb
+}
+
+fn metric(flag: &str, s: &str) -> Result<Metric> {
+    s.parse::<Metric>().with_context(|| flag.to_string())
+}
+
+pub fn main(a: SearchArgs) -> Result<()> {
+    let threads = super::sweep::check_threads(a.threads)?;
+    let query: Expr = a.query.parse().context("--where")?;
+    let mode = match (a.limit, a.top, &a.by) {
+        (Some(_), Some(_), _) => bail!("--limit and --top: give one of them"),
+        (Some(0), None, _) => bail!("--limit must be at least 1"),
+        (Some(n), None, None) => Mode::Limit(n),
+        (None, Some(0), _) => bail!("--top must be at least 1"),
+        (None, Some(_), None) => bail!("--top needs --by METRIC (the metric to rank by)"),
+        (None, Some(k), Some(by)) => Mode::Top {
+            k,
+            by: metric("--by", by)?,
+            order: match &a.order {
+                None => Order::Desc,
+                Some(o) => o
+                    .parse::<Order>()
+                    .map_err(|e| anyhow::anyhow!("--order: {e}"))?,
+            },
+        },
+        (_, None, Some(_)) => bail!("--by ranks the matches of --top K: give --top too"),
+        (None, None, None) => Mode::All,
+    };
+    if a.order.is_some() && a.top.is_none() {
+        bail!("--order applies to --top: give --top K --by METRIC too");
+    }
+    let extra = match &a.metrics {
+        Some(s) => s.parse::<MetricSet>().context("--metrics")?,
+        None => MetricSet::EMPTY,
+    };
+    let seeds = match (&a.seeds, &a.seeds_from) {
+        (Some(_), Some(_)) => bail!("--seeds and --seeds-from: give one of them"),
+        (None, None) => bail!("give the seeds to search: --seeds A..B or --seeds-from FILE.csv"),
+        (Some(s), None) => Seeds::Range(parse_seeds(s)?),
+        (None, Some(f)) => Seeds::list(read_seeds(f)?)?,
+    };
+    let recipe = a.recipe.recipe()?;
+    let png = a.png_dir.as_ref().map(|dir| PngSpec {
+        dir: dir.clone(),
+        scale: a.scale as usize,
+    });
+    let spec = SearchSpec {
+        recipe,
+        query,
+        seeds,
+        mode,
+        extra,
+        chunk: a.chunk,
+        png,
+    };
+    let search = Search::new(spec)?;
+    if a.explain {
+        println!("{}", search.explain());
+        return Ok(());
+    }
+    if let Some(dir) = &a.png_dir {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("--png-dir: cannot create {}", dir.display()))?;
+    }
+    // With --out: the checkpoint first (it takes the lock, so a second search writing the
+    // same file is refused before the file is touched), then the CSV, rewritten whole.
+    let mut ck: Option<Checkpoint> = None;
+    let mut prior: Vec<ChunkRecord> = Vec::new();
+    let (out, what): (Box<dyn Write>, String) = match &a.out {
+        Some(path) => {
+            let dir = checkpoint::dir_for(path);
+            if !a.force && std::fs::symlink_metadata(path).is_ok() && !dir.exists() {
+                bail!(
+                    "{} exists and holds no search to resume ({} is missing): pass --force to replace it",
+                    path.display(),
+                    dir.display()
+                );
+            }
+            if path.is_dir() {
+                bail!("--out {} is a folder; give a file name", path.display());
+            }
+            // The checkpoint folder is created beside the file: never create missing parents.
+            let parent = path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(std::path::Path::new("."));
+            if !parent.is_dir() {
+                bail!(
+                    "cannot create {}: the folder {} does not exist",
+                    path.display(),
+                    parent.display()
+                );
+            }
+            let (c, p) = Checkpoint::open(&search, &dir, &recorded_command(), a.force)?;
+            ck = Some(c);
+            prior = p;
+            let f =
+                File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+            (
+                Box::new(std::io::BufWriter::new(f)),
+                path.display().to_string(),
+            )
+        }
+        None => (Box::new(std::io::stdout().lock()), "stdout".into()),
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = stop.clone();
+        // SIGINT and SIGTERM: finish cleanly with the rows found so far.
+        let _ = ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst));
+    }
+    let mut sink = CsvSink {
+        search: &search,
+        out,
+        what,
+        buf: Vec::new(),
+        bar: None,
+        io_error: None,
+        checkpoint: ck,
+    };
+    let header = search.header();
+    let result = sink
+        .write(&header)
+        .and_then(|()| search.run(threads, &stop, &prior, &mut sink));
+    if let Some(pb) = sink.bar.take() {
+        pb.finish_and_clear();
+    }
+    // Whatever happened, keep the chunks that finished.
+    let mut ck = sink.checkpoint.take();
+    let saved = ck.as_mut().map_or(Ok(()), Checkpoint::save);
+    let report = match result.and_then(|r| saved.map(|()| r)) {
+        Ok(r) => r,
+        Err(e) => {
+            if let Some(io) = sink.io_error.take()
+                && io.kind() == std::io::ErrorKind::BrokenPipe
+            {
+                return Err(io.into());
+            }
+            return Err(e.into());
+        }
+    };
+    if let Some(path) = &a.out {
+        // Everything was flushed per batch; make it durable before saying so.
+        drop(sink);
+        File::open(path)
+            .and_then(|f| f.sync_all())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    let resumed = match &ck {
+        Some(c) if c.resumed() != (0, 0) => {
+            let (n, bad) = c.resumed();
+            let bad = if bad > 0 {
+                format!(", {bad} damaged records redone")
+            } else {
+                String::new()
+            };
+            format!(" (resumed: {n} chunks from {}{bad})", c.dir().display())
+        }
+        _ => String::new(),
+    };
+    let secs = report.elapsed.as_secs_f64();
+    let rate = report.examined as f64 / secs.max(1e-9);
+    let dest = a
+        .out
+        .as_ref()
+        .map_or("stdout".to_string(), |p| p.display().to_string());
+    match report.outcome {
+        Outcome::Complete => {
+            if let Some(c) = ck {
+                c.finish()?;
+            }
+            eprintln!(
+                "searched {} seeds in {secs:.2} s ({rate:.0} seeds/s on {threads} threads){resumed}: {} rows -> {dest}",
+                report.examined, report.rows
+            );
+            Ok(())
+        }
+        Outcome::Interrupted => {
+            let again = match &ck {
+                Some(c) => format!(
+                    "; rerun the same command to resume (checkpoint: {})",
+                    c.dir().display()
+                ),
+                None => String::new(),
+            };
+            eprintln!(
+                "interrupted after {} seeds ({rate:.0} seeds/s): {} rows of the finished chunks -> {dest}{again}",
+                report.examined, report.rows
+            );
+            std::process::exit(130);
+        }
+    }
+}
+
+/// The command recorded in a checkpoint: the flags that decide the rows (not --threads, --out,
+/// --force, --png-dir or --scale).
+fn recorded_command() -> String {
+    let mut out = vec!["cavesweep".to_string()];
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let flag = a.split('=').next().unwrap_or("");
+        match flag {
+            "--threads" | "--out" | "--png-dir" | "--scale" => {
+                if !a.contains('=') {
+                    args.next();
+                }
+            }
+            "--force" => {}
+            _ => out.push(cavesweep::store::shell_quote(&a)),
+        }
+    }
+    out.join(" ")
+}

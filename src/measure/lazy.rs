@@ -1,0 +1,299 @@
+//! Staged, memoised measurement of one cave: a metric is computed when first asked for, with
+//! only the stages it needs, and never twice.
+//!
+//! The stages, roughly cheapest first (each needs the ones it lists):
+//!
+//! | stage | metrics | work | needs |
+//! |---|---|---|---|
+//! | `Count` | `wall_fraction`, `floor_fraction` | one popcount pass over the grid | |
+//! | `Plane` | | the FLOOR bit plane the floods and BFS read | |
+//! | `Boundary` | `boundary` | popcounts over the plane | Plane |
+//! | `Spawn` | `connected_fraction` | the spawn's flood fill | Plane, Count |
+//! | `Label` | `components`, `largest_fraction` | flood fills of every other component | Spawn |
+//! | `Width` | `min_width` | erosion and dilation of the spawn's component | Spawn |
+//! | `Path` | `path_length` | BFS from the spawn, stopped at the exit | Plane |
+//! | `Depth` | `reach_depth` (and `path_length`) | BFS to the end | Plane |
+//!
+//! Results equal the eager [`Measurer::measure`] exactly, whatever order the metrics are asked
+//! for in (tested against it and against the byte-grid oracle).
+
+use super::components::Layout;
+use super::{MeasureConfig, Measurer, Metric, MetricSet, Values, metrics};
+use crate::grid::Grid;
+
+/// A unit of measuring work. See the module docs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Stage {
+    Count,
+    Plane,
+    Boundary,
+    Spawn,
+    Label,
+    Width,
+    Path,
+    Depth,
+}
+
+impl Stage {
+    fn bit(self) -> u16 {
+        1 << self as u16
+    }
+}
+
+impl Metric {
+    /// The stage that computes this metric.
+    pub fn stage(self) -> Stage {
+        match self {
+            Metric::WallFraction | Metric::FloorFraction => Stage::Count,
+            Metric::Boundary => Stage::Boundary,
+            Metric::ConnectedFraction => Stage::Spawn,
+            Metric::Components | Metric::LargestFraction => Stage::Label,
+            Metric::MinWidth => Stage::Width,
+            Metric::PathLength => Stage::Path,
+            Metric::ReachDepth => Stage::Depth,
+        }
+    }
+}
+
+/// What one cave's view has found so far.
+#[derive(Debug, Clone)]
+pub(crate) struct Memo {
+    values: Values,
+    /// Bit per [`Stage`] done.
+    done: u16,
+    floor: u64,
+    lay: Layout,
+    spawn_floor: bool,
+    spawn_size: u32,
+    /// The exit, if set and inside the grid.
+    exit: Option<(usize, usize)>,
+    /// After `Spawn`: the exit lies in the spawn's component.
+    exit_in_spawn: bool,
+    /// `Measurer::comp` holds the spawn's component (copied before labelling).
+    comp_kept: bool,
+}
+
+impl Memo {
+    pub(crate) fn new() -> Memo {
+        Memo {
+            values: super::EMPTY_VALUES,
+            done: 0,
+            floor: 0,
+            lay: Layout::default(),
+            spawn_floor: false,
+            spawn_size: 0,
+            exit: None,
+            exit_in_spawn: false,
+            comp_kept: false,
+        }
+    }
+}
+
+/// A lazy, memoising view of one grid's metrics, borrowing a [`Measurer`]'s scratch. Made by
+/// [`Measurer::lazy`]; see the module docs.
+pub struct Lazy<'a> {
+    pub(super) m: &'a mut Measurer,
+    pub(super) g: &'a Grid,
+    pub(super) cfg: &'a MeasureConfig,
+    /// Metrics that may still be asked for.
+    pub(super) wanted: MetricSet,
+    pub(super) memo: Memo,
+}
+
+impl Lazy<'_> {
+    /// The value of `m`, computing its stage (and what that needs) on first use. NaN means
+    /// empty (an unreachable exit, a WALL spawn's depth).
+    #[inline]
+    pub fn get(&mut self, m: Metric) -> f64 {
+        self.run(m.stage());
+        self.memo.values[m.index()]
+    }
+
+    /// Compute every metric of `set` not computed yet, sharing work between them.
+    pub fn ensure(&mut self, set: MetricSet) {
+        self.wanted = self.wanted.union(set);
+        let needed = set.iter().fold(0u16, |acc, m| acc | m.stage().bit());
+        // Depth before Path: a full BFS also gives the path, so both cost one BFS.
+        for stage in [
+            Stage::Count,
+            Stage::Boundary,
+            Stage::Spawn,
+            Stage::Label,
+            Stage::Width,
+            Stage::Depth,
+            Stage::Path,
+        ] {
+            if needed & stage.bit() != 0 {
+                self.run(stage);
+            }
+        }
+    }
+
+    /// Every metric computed so far (NaN: not computed yet, or empty).
+    pub fn values(&self) -> &Values {
+        &self.memo.values
+    }
+
+    /// Copy the values of `set` into `out`, every other entry NaN.
+    pub fn copy_into(&self, set: MetricSet, out: &mut Values) {
+        for m in Metric::ALL {
+            out[m.index()] = if set.contains(m) {
+                self.memo.values[m.index()]
+            } else {
+                f64::NAN
+            };
+        }
+    }
+
+    /// Tell the view the grid's WALL count (known from generation), so `wall_fraction` and
+    /// `floor_fraction` cost nothing. `walls` must be the grid's count.
+    pub fn with_walls(mut self, walls: u64) -> Self {
+        debug_assert_eq!(walls, self.g.count_walls());
+        self.set_count(walls);
+        self.memo.done |= Stage::Count.bit();
+        self
+    }
+
+    fn set_count(&mut self, walls: u64) {
+        let cells = self.g.cells() as f64;
+        self.memo.floor = self.g.cells() as u64 - walls;
+        self.set(Metric::WallFraction, walls as f64 / cells);
+        self.set(Metric::FloorFraction, self.memo.floor as f64 / cells);
+    }
+
+    /// The measuring settings this view was made with.
+    pub fn config(&self) -> &MeasureConfig {
+        self.cfg
+    }
+
+    /// Has `stage` run?
+    pub fn done(&self, stage: Stage) -> bool {
+        self.memo.done & stage.bit() != 0
+    }
+
+    fn set(&mut self, m: Metric, v: f64) {
+        self.memo.values[m.index()] = v;
+    }
+
+    fn frac(&self, n: u64) -> f64 {
+        if self.memo.floor == 0 {
+            0.0
+        } else {
+            n as f64 / self.memo.floor as f64
+        }
+    }
+
+    /// Run `stage` (after its prerequisites) unless it already ran.
+    #[inline]
+    fn run(&mut self, stage: Stage) {
+        if !self.done(stage) {
+            self.compute(stage);
+            self.memo.done |= stage.bit();
+        }
+    }
+
+    fn compute(&mut self, stage: Stage) {
+        use Metric::*;
+        let conn = self.cfg.connectivity;
+        match stage {
+            Stage::Count => self.set_count(self.g.count_walls()),
+            Stage::Plane => {
+                self.m.flood.load(self.g);
+                let lay = self.m.flood.lay;
+                let (sy, sx) = self.cfg.spawn;
+                self.memo.lay = lay;
+                self.memo.spawn_floor =
+                    sy < lay.rows && sx < lay.cols && self.m.flood.is_floor(sy, sx);
+                self.memo.exit = self.cfg.exit.filter(|&(y, x)| y < lay.rows && x < lay.cols);
+            }
+            Stage::Boundary => {
+                self.run(Stage::Plane);
+                let b = metrics::boundary(&self.memo.lay, &self.m.flood.f);
+                self.set(Boundary, b as f64);
+            }
+            Stage::Spawn => {
+                self.run(Stage::Count);
+                self.run(Stage::Plane);
+                if self.memo.spawn_floor {
+                    let (sy, sx) = self.cfg.spawn;
+                    self.memo.spawn_size = self.m.flood.flood_from(sy, sx, conn).size;
+                    self.memo.exit_in_spawn = self
+                        .memo
+                        .exit
+                        .is_some_and(|(y, x)| self.m.flood.is_claimed(y, x));
+                }
+                self.set(ConnectedFraction, self.frac(self.memo.spawn_size as u64));
+            }
+            Stage::Label => {
+                self.run(Stage::Spawn);
+                let spawn_floor = self.memo.spawn_floor;
+                // Labelling claims every component: keep the spawn's first if min_width may
+                // still want it.
+                if spawn_floor && self.wanted.contains(MinWidth) && !self.done(Stage::Width) {
+                    self.m.comp.clear();
+                    self.m.comp.extend_from_slice(&self.m.flood.s);
+                    self.memo.comp_kept = true;
+                }
+                let mut count = spawn_floor as u32;
+                let mut largest = self.memo.spawn_size;
+                let mut cursor = (0, 0);
+                while let Some((y, x)) = self.m.flood.next_unclaimed(&mut cursor) {
+                    let n = self.m.flood.flood_from(y, x, conn).size;
+                    count += 1;
+                    largest = largest.max(n);
+                }
+                self.set(Components, count as f64);
+                self.set(LargestFraction, self.frac(largest as u64));
+            }
+            Stage::Width => {
+                self.run(Stage::Spawn);
+                let w = if !self.memo.spawn_floor {
+                    0
+                } else {
+                    let lay = self.memo.lay;
+                    let m = &mut *self.m;
+                    if self.memo.comp_kept {
+                        m.width.run(&lay, &m.flood.f, &m.comp)
+                    } else {
+                        if self.memo.done & Stage::Label.bit() != 0 {
+                            // The claims hold every component now: flood the spawn's alone.
+                            let (sy, sx) = self.cfg.spawn;
+                            m.flood.clear_claims();
+                            m.flood.flood_from(sy, sx, conn);
+                        }
+                        m.width.run(&lay, &m.flood.f, &m.flood.s)
+                    }
+                };
+                self.set(MinWidth, w as f64);
+            }
+            Stage::Path | Stage::Depth => {
+                self.run(Stage::Plane);
+                let full = stage == Stage::Depth;
+                // Known unreachable (the spawn's flood did not claim the exit): no BFS.
+                let exit = self
+                    .memo
+                    .exit
+                    .filter(|_| !self.done(Stage::Spawn) || self.memo.exit_in_spawn);
+                if !self.memo.spawn_floor || (!full && exit.is_none()) {
+                    return;
+                }
+                let r = self.m.bfs.run(
+                    &self.memo.lay,
+                    &self.m.flood.f,
+                    conn,
+                    self.cfg.spawn,
+                    exit,
+                    full,
+                );
+                if let Some(p) = r.path {
+                    self.set(PathLength, p as f64);
+                }
+                if full {
+                    self.set(ReachDepth, r.depth as f64);
+                    // A full BFS settles the path too.
+                    self.memo.done |= Stage::Path.bit();
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,898 @@
+//! Seed search: the caves of a seed range (or list) that match a query, found fast.
+//!
+//! A [`Search`] is a recipe, a query ([`crate::query::Expr`]), the seeds and a [`Mode`]:
+//! every match, the N lowest matching seeds (`--limit`), or the K best by a metric (`--top`).
+//! Each cave is generated, then the query is evaluated lazily ([`crate::query::Plan`]): a
+//! metric is computed only when a clause needs it, cheapest and most decisive clauses first,
+//! so a cave rejected by a popcount costs its generation and a popcount. Only matches are
+//! measured in full (the output columns).
+//!
+//! The seeds are cut into chunks whose ids depend only on the seed count (never on the thread
+//! count), pulled in order by the workers of [`crate::fanout`]; one collecting thread commits the
+//! chunks' matches in chunk order, so the rows come out in seed order and are identical for
+//! any thread count. With `--limit N` the collector stops everything as soon as N matches are
+//! known below every unfinished seed (a chunk stops early once it holds N matches itself);
+//! with `--top K` each chunk keeps its best K and the collector merges them into one bounded
+//! heap (ties by lower seed).
+//!
+//! Every completed chunk is reported to the [`Sink`] as a [`ChunkRecord`] before its rows; a
+//! caller that stores these records can resume an interrupted search by handing them back to
+//! [`Search::run`] (`prior`): those chunks are not run again and their matches count as found.
+//! [`checkpoint`] does that in the sweep store (`cavesweep search --out FILE.csv` resumes).
+
+pub mod calibrate;
+pub mod checkpoint;
+
+use std::cmp::Ordering as CmpOrdering;
+use std::collections::{BTreeMap, BinaryHeap};
+use std::fmt::Write as _;
+use std::ops::{ControlFlow, Range};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::fanout;
+use crate::generate::Generator;
+use crate::grid::Grid;
+use crate::measure::{Metric, MetricSet, Values};
+use crate::query::{Expr, Plan};
+use crate::recipe::{Recipe, RecipeError};
+use crate::render;
+use crate::sweep::output::push_num;
+
+pub use calibrate::Calibration;
+pub use checkpoint::Checkpoint;
+
+/// Why a search could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    #[error(transparent)]
+    Recipe(#[from] RecipeError),
+    #[error("{0}")]
+    Spec(String),
+    #[error("--seeds-from {path}: {msg}")]
+    SeedsFrom { path: String, msg: String },
+    #[error("{0}")]
+    Png(#[from] render::RenderError),
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        source: std::io::Error,
+    },
+}
+
+/// The seeds to search.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seeds {
+    /// A half-open range (up to `u64::MAX` exclusive).
+    Range(Range<u64>),
+    /// Distinct seeds in ascending order (below `u64::MAX`).
+    List(Vec<u64>),
+}
+
+impl Seeds {
+    /// Number of seeds.
+    pub fn len(&self) -> u64 {
+        match self {
+            Seeds::Range(r) => r.end.saturating_sub(r.start),
+            Seeds::List(v) => v.len() as u64,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The seeds with index in `lo..hi`, as runs of consecutive seeds.
+    fn runs(&self, lo: u64, hi: u64, out: &mut Vec<Range<u64>>) {
+        out.clear();
+        match self {
+            // lo < hi <= len, so start + hi <= end <= u64::MAX: no overflow.
+            Seeds::Range(r) => out.push(r.start + lo..r.start + hi),
+            Seeds::List(v) => {
+                for &s in &v[lo as usize..hi as usize] {
+                    match out.last_mut() {
+                        Some(run) if run.end == s => run.end += 1,
+                        _ => out.push(s..s + 1),
+                    }
+                }
+            }
+        }
+    }
+
+    /// The first `n` seeds as runs.
+    pub fn first(&self, n: u64) -> Vec<Range<u64>> {
+        let mut out = Vec::new();
+        self.runs(0, n.min(self.len()), &mut out);
+        out.retain(|r| !r.is_empty());
+        out
+    }
+
+    /// The seeds of a list: sorted, duplicates dropped; `u64::MAX` is refused (seed ranges are
+    /// half-open, so no range can hold it).
+    pub fn list(mut seeds: Vec<u64>) -> Result<Seeds, SearchError> {
+        if seeds.contains(&u64::MAX) {
+            return Err(SearchError::Spec(format!(
+                "seed {} is out of range (the largest seed is {})",
+                u64::MAX,
+                u64::MAX - 1
+            )));
+        }
+        seeds.sort_unstable();
+        seeds.dedup();
+        Ok(Seeds::List(seeds))
+    }
+}
+
+/// Read the `seed` column of a CSV file (a sweep's `seeds.csv`, an earlier search's output).
+pub fn read_seeds(path: &Path) -> Result<Vec<u64>, SearchError> {
+    let err = |msg: String| SearchError::SeedsFrom {
+        path: path.display().to_string(),
+        msg,
+    };
+    let file = std::fs::File::open(path).map_err(|e| err(format!("cannot read: {e}")))?;
+    let mut r = csv::ReaderBuilder::new().flexible(true).from_reader(file);
+    let header = r
+        .headers()
+        .map_err(|e| err(format!("not a CSV file: {e}")))?
+        .clone();
+    let col = header
+        .iter()
+        .position(|h| h.trim() == "seed")
+        .ok_or_else(|| err("no \"seed\" column in the header".into()))?;
+    let mut seeds = Vec::new();
+    for (i, rec) in r.records().enumerate() {
+        let rec = rec.map_err(|e| err(format!("not a CSV file: {e}")))?;
+        let line = rec.position().map_or(i as u64 + 2, |p| p.line());
+        let field = rec.get(col).unwrap_or("").trim();
+        let seed = field.parse::<u64>().map_err(|_| {
+            err(format!(
+                "line {line}: seed {field:?} is not a whole number from 0 to {}",
+                u64::MAX - 1
+            ))
+        })?;
+        seeds.push(seed);
+    }
+    if seeds.is_empty() {
+        return Err(err("no seeds (the file has a header but no rows)".into()));
+    }
+    Ok(seeds)
+}
+
+/// Ranking direction of `--top`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// Smallest first.
+    Asc,
+    /// Largest first.
+    Desc,
+}
+
+impl std::str::FromStr for Order {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Order, String> {
+        match s {
+            "asc" => Ok(Order::Asc),
+            "desc" => Ok(Order::Desc),
+            _ => Err(format!("{s:?} is not asc or desc")),
+        }
+    }
+}
+
+/// Which matches a search returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Every match, in seed order.
+    All,
+    /// The N lowest matching seeds, in seed order.
+    Limit(u64),
+    /// The K best matches by a metric, best first, ties by lower seed; caves with an empty
+    /// (NaN) value rank after every value.
+    Top { k: u64, by: Metric, order: Order },
+}
+
+/// What to search.
+#[derive(Debug, Clone)]
+pub struct SearchSpec {
+    pub recipe: Recipe,
+    pub query: Expr,
+    pub seeds: Seeds,
+    pub mode: Mode,
+    /// Metrics written beside those the query and `--by` name.
+    pub extra: MetricSet,
+    /// Seeds per chunk; `None` picks [`default_chunk`].
+    pub chunk: Option<u64>,
+    /// Write a PNG per returned match into this folder.
+    pub png: Option<PngSpec>,
+}
+
+/// Pictures of the matches.
+#[derive(Debug, Clone)]
+pub struct PngSpec {
+    pub dir: PathBuf,
+    /// Pixels per cell.
+    pub scale: usize,
+}
+
+/// Seeds per chunk when not given: about 256 chunks, between 64 and 4096 seeds (a few
+/// milliseconds of work: fine-grained enough for `--limit` to stop soon and for Ctrl-C).
+/// Depends on the seed count only, so chunk ids name the same seeds in every run.
+pub fn default_chunk(seeds: u64) -> u64 {
+    (seeds / 256).clamp(64, 4096)
+}
+
+/// One match: its seed and its values (every output column measured).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Match {
+    pub seed: u64,
+    pub values: Values,
+}
+
+/// A finished chunk: everything needed to take it into account again without rerunning it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChunkRecord {
+    pub id: u64,
+    /// Seeds generated (less than the chunk's size when `--limit` stopped it early).
+    pub examined: u64,
+    /// Its matches in seed order (at most N with `--limit`); with `--top`, its best K.
+    pub matches: Vec<Match>,
+}
+
+/// Progress after a chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// Seeds generated so far (chunks skipped because `--limit` was already met not counted).
+    pub examined: u64,
+    pub total: u64,
+    /// Matches found so far (with `--limit`, those committed; with `--top`, all candidates).
+    pub matches: u64,
+}
+
+/// Where a search's results go.
+pub trait Sink {
+    /// Matches to write: with [`Mode::All`] and [`Mode::Limit`], in seed order as they are
+    /// committed (call after call continues the same ascending sequence); with [`Mode::Top`],
+    /// once at the end, the final ranking.
+    fn rows(&mut self, rows: &[Match]) -> Result<(), SearchError>;
+    /// A chunk finished (before its rows are committed). For checkpointing.
+    fn chunk(&mut self, _record: &ChunkRecord) -> Result<(), SearchError> {
+        Ok(())
+    }
+    fn progress(&mut self, _p: &Progress) {}
+}
+
+/// How a search ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Complete,
+    /// Stopped by the caller's stop flag; the rows of every finished chunk were written.
+    Interrupted,
+}
+
+/// What a search did.
+#[derive(Debug, Clone, Copy)]
+pub struct Report {
+    pub outcome: Outcome,
+    /// Seeds generated by this run.
+    pub examined: u64,
+    /// Rows written.
+    pub rows: u64,
+    pub elapsed: Duration,
+}
+
+/// A search ready to run: validated, calibrated and planned.
+pub struct Search {
+    spec: SearchSpec,
+    plan: Plan,
+    columns: MetricSet,
+    calibration: Calibration,
+    chunk: u64,
+    n_chunks: u64,
+}
+
+/// The ranking key of `--top`: smaller is better.
+#[derive(Debug, Clone, Copy)]
+struct Ranked {
+    empty: bool,
+    key: f64,
+    m: Match,
+}
+
+impl Ranked {
+    fn new(m: Match, by: Metric, order: Order) -> Ranked {
+        let v = m.values[by.index()];
+        Ranked {
+            empty: v.is_nan(),
+            key: match order {
+                Order::Asc => v,
+                Order::Desc => -v,
+            },
+            m,
+        }
+    }
+}
+
+impl Ord for Ranked {
+    fn cmp(&self, o: &Ranked) -> CmpOrdering {
+        self.empty
+            .cmp(&o.empty)
+            .then_with(|| {
+                if self.empty {
+                    CmpOrdering::Equal
+                } else {
+                    self.key.partial_cmp(&o.key).expect("not NaN")
+                }
+            })
+            .then(self.m.seed.cmp(&o.m.seed))
+    }
+}
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, o: &Ranked) -> Option<CmpOrdering> {
+        Some(self.cmp(o))
+    }
+}
+impl PartialEq for Ranked {
+    fn eq(&self, o: &Ranked) -> bool {
+        self.cmp(o) == CmpOrdering::Equal
+    }
+}
+impl Eq for Ranked {}
+
+/// The best `k` seen: a max-heap whose top is the worst kept.
+struct TopK {
+    k: usize,
+    heap: BinaryHeap<Ranked>,
+}
+
+impl TopK {
+    fn new(k: u64) -> TopK {
+        let k = usize::try_from(k).unwrap_or(usize::MAX);
+        TopK {
+            k,
+            heap: BinaryHeap::with_capacity(k.min(1 << 16)),
+        }
+    }
+    fn push(&mut self, r: Ranked) {
+        if self.heap.len() < self.k {
+            self.heap.push(r);
+        } else if self.heap.peek().is_some_and(|w| r < *w) {
+            self.heap.pop();
+            self.heap.push(r);
+        }
+    }
+    fn sorted(&self) -> Vec<Match> {
+        let mut v: Vec<Ranked> = self.heap.iter().copied().collect();
+        v.sort();
+        v.into_iter().map(|r| r.m).collect()
+    }
+}
+
+/// A worker's generator and scratch.
+struct Worker {
+    generator: Generator,
+    runs: Vec<Range<u64>>,
+}
+
+impl Search {
+    /// Validate `spec`, calibrate on a sample of its seeds and plan the query.
+    pub fn new(spec: SearchSpec) -> Result<Search, SearchError> {
+        let mut out = Search::uncalibrated(spec)?;
+        let mut generator = Generator::new(&out.spec.recipe, out.columns)?;
+        let cal = calibrate::calibrate(&mut generator, &out.spec.seeds, out.spec.query.metrics());
+        out.plan = Plan::new(&out.spec.query, &cal.costs, &cal.sample);
+        out.calibration = cal;
+        Ok(out)
+    }
+
+    /// Validate `spec` and plan the query on static cost estimates (no sample).
+    pub fn uncalibrated(spec: SearchSpec) -> Result<Search, SearchError> {
+        spec.recipe.validate()?;
+        match spec.mode {
+            Mode::Limit(0) => return Err(SearchError::Spec("--limit must be at least 1".into())),
+            Mode::Top { k: 0, .. } => {
+                return Err(SearchError::Spec("--top must be at least 1".into()));
+            }
+            _ => {}
+        }
+        if spec.seeds.is_empty() {
+            return Err(SearchError::Spec("no seeds to search".into()));
+        }
+        let chunk = spec
+            .chunk
+            .unwrap_or_else(|| default_chunk(spec.seeds.len()));
+        if chunk == 0 {
+            return Err(SearchError::Spec("--chunk must be at least 1".into()));
+        }
+        let mut columns = spec.query.metrics().union(spec.extra);
+        if let Mode::Top { by, .. } = spec.mode {
+            columns.insert(by);
+        }
+        let calibration = Calibration {
+            costs: crate::query::Costs::estimated(),
+            sample: vec![],
+            gen_ns: f64::NAN,
+            seeds: None,
+        };
+        Ok(Search {
+            plan: Plan::new(&spec.query, &calibration.costs, &[]),
+            n_chunks: spec.seeds.len().div_ceil(chunk),
+            spec,
+            columns,
+            calibration,
+            chunk,
+        })
+    }
+
+    pub fn spec(&self) -> &SearchSpec {
+        &self.spec
+    }
+
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    pub fn calibration(&self) -> &Calibration {
+        &self.calibration
+    }
+
+    /// The metric columns of the output, in column order.
+    pub fn columns(&self) -> MetricSet {
+        self.columns
+    }
+
+    /// Number of chunks and seeds per chunk.
+    pub fn chunks(&self) -> (u64, u64) {
+        (self.n_chunks, self.chunk)
+    }
+
+    /// A canonical description of everything that decides the rows (recipe, query, seeds,
+    /// mode, columns, chunk size; not the threads): a resumed search must have the same.
+    pub fn fingerprint(&self) -> serde_json::Value {
+        let s = &self.spec;
+        let seeds = match &s.seeds {
+            Seeds::Range(r) => serde_json::json!(format!("{}..{}", r.start, r.end)),
+            Seeds::List(v) => {
+                let mut h = crc32fast::Hasher::new();
+                v.iter().for_each(|x| h.update(&x.to_le_bytes()));
+                serde_json::json!({ "list": v.len(), "crc32": h.finalize() })
+            }
+        };
+        let mode = match s.mode {
+            Mode::All => "all".to_string(),
+            Mode::Limit(n) => format!("limit {n}"),
+            Mode::Top { k, by, order } => format!(
+                "top {k} by {} {}",
+                by.name(),
+                if order == Order::Asc { "asc" } else { "desc" }
+            ),
+        };
+        serde_json::json!({
+            "recipe": s.recipe.to_toml(),
+            "query": s.query.to_string(),
+            "seeds": seeds,
+            "mode": mode,
+            "columns": self.columns.to_string(),
+            "chunk": self.chunk,
+        })
+    }
+
+    /// The CSV header: `seed`, then the metric columns.
+    pub fn header(&self) -> Vec<u8> {
+        let mut out = b"seed".to_vec();
+        for m in self.columns.iter() {
+            out.push(b',');
+            out.extend_from_slice(m.name().as_bytes());
+        }
+        out.push(b'\n');
+        out
+    }
+
+    /// Append one CSV row (numbers as in a sweep's `seeds.csv`; empty = NaN).
+    pub fn row(&self, m: &Match, out: &mut Vec<u8>) {
+        out.extend_from_slice(itoa::Buffer::new().format(m.seed).as_bytes());
+        for c in self.columns.iter() {
+            out.push(b',');
+            push_num(out, m.values[c.index()]);
+        }
+        out.push(b'\n');
+    }
+
+    /// `search --explain`: the evaluation order with each clause's metric, measured cost and
+    /// sample pass rate.
+    pub fn explain(&self) -> String {
+        let mut s = String::new();
+        let plan = &self.plan;
+        let cal = &self.calibration;
+        let _ = writeln!(s, "query:            {}", plan.expr());
+        let _ = writeln!(s, "evaluation order: {}", plan.ordered_expr());
+        match cal.seeds {
+            Some((a, b)) => {
+                let _ = writeln!(
+                    s,
+                    "sample:           {} caves of {} (seeds {a}..={b}); generation {:.0} ns/cave",
+                    plan.sample_size(),
+                    self.spec.recipe.name,
+                    cal.gen_ns
+                );
+            }
+            None => {
+                let _ = writeln!(s, "sample:           none (static cost estimates)");
+            }
+        }
+        let width = plan
+            .order()
+            .iter()
+            .map(|c| c.clause.to_string().len())
+            .max()
+            .unwrap_or(6)
+            .max(6);
+        let _ = writeln!(
+            s,
+            "  #  {:<width$}  {:<18}  {:>12}  {:>9}  {:>9}",
+            "clause", "metric", "cost ns/cave", "pass rate", "evaluated"
+        );
+        let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{:.1}%", v * 100.0));
+        for (i, c) in plan.order().iter().enumerate() {
+            let _ = writeln!(
+                s,
+                "  {:<2} {:<width$}  {:<18}  {:>12.0}  {:>9}  {:>9}",
+                i + 1,
+                c.clause.to_string(),
+                c.clause.metric.name(),
+                c.cost_ns,
+                pct(c.pass_rate),
+                pct(c.reached),
+            );
+        }
+        if let Some(e) = plan.expected_ns() {
+            let all = cal.costs.of_set(plan.metrics());
+            let _ = writeln!(
+                s,
+                "metric cost on the sample: {e:.0} ns/cave with this order and short-circuits ({all:.0} ns/cave to compute every metric of the query)"
+            );
+        }
+        let _ = write!(
+            s,
+            "(cost: the metric computed alone, with the stages it needs; pass rate: share of the \
+             sample where the clause holds; evaluated: share where the plan needs it)"
+        );
+        s
+    }
+
+    /// Run chunk `id` on a worker. `None` when abandoned (stop, or past the `--limit` end).
+    fn run_chunk(
+        &self,
+        w: &mut Worker,
+        id: u64,
+        stop: &AtomicBool,
+        end: &AtomicU64,
+    ) -> Result<Option<ChunkRecord>, SearchError> {
+        let lo = id * self.chunk;
+        let hi = (lo + self.chunk).min(self.spec.seeds.len());
+        self.spec.seeds.runs(lo, hi, &mut w.runs);
+        // Abandoned on Ctrl-C, or when --limit no longer needs this chunk.
+        let abandon = || stop.load(Ordering::Relaxed) || id >= end.load(Ordering::Relaxed);
+        let mut matches = Vec::new();
+        let mut top = match self.spec.mode {
+            Mode::Top { k, .. } => Some(TopK::new(k)),
+            _ => None,
+        };
+        let limit = match self.spec.mode {
+            Mode::Limit(n) => n,
+            _ => u64::MAX,
+        };
+        let want_png = self.spec.png.is_some() && self.spec.mode == Mode::All;
+        let mut grids: Vec<Grid> = Vec::new();
+        let mut examined = 0u64;
+        let mut abandoned = false;
+        let plan = &self.plan;
+        let columns = self.columns;
+        let runs = std::mem::take(&mut w.runs);
+        for run in &runs {
+            let flow = w
+                .generator
+                .generate(run.clone(), |cave| {
+                    if examined.is_multiple_of(256) && abandon() {
+                        abandoned = true;
+                        return ControlFlow::Break(());
+                    }
+                    examined += 1;
+                    if !plan.matches(|m| cave.metric(m)) {
+                        return ControlFlow::Continue(());
+                    }
+                    let mut values = crate::measure::EMPTY_VALUES;
+                    cave.measure_set(columns, &mut values);
+                    let m = Match {
+                        seed: cave.seed,
+                        values,
+                    };
+                    if let (Some(t), Mode::Top { by, order, .. }) = (&mut top, self.spec.mode) {
+                        t.push(Ranked::new(m, by, order));
+                        return ControlFlow::Continue(());
+                    }
+                    matches.push(m);
+                    if want_png {
+                        grids.push(cave.grid.clone());
+                    }
+                    if matches.len() as u64 >= limit {
+                        // This chunk alone holds N matches: nothing after them is needed.
+                        ControlFlow::Break(())
+                    } else {
+                        ControlFlow::Continue(())
+                    }
+                })
+                .expect("recipe validated");
+            if flow.is_break() {
+                break;
+            }
+        }
+        w.runs = runs;
+        if abandoned {
+            return Ok(None);
+        }
+        if let Some(png) = &self.spec.png {
+            for (m, g) in matches.iter().zip(&grids) {
+                self.write_png(png, m.seed, g)?;
+            }
+        }
+        if let Some(t) = top {
+            matches = t.sorted();
+        }
+        Ok(Some(ChunkRecord {
+            id,
+            examined,
+            matches,
+        }))
+    }
+
+    fn write_png(&self, png: &PngSpec, seed: u64, g: &Grid) -> Result<(), SearchError> {
+        render::write_png(
+            &png.dir.join(format!("{seed}.png")),
+            g,
+            png.scale,
+            &render::Marks::of(&self.spec.recipe),
+        )?;
+        Ok(())
+    }
+
+    /// Run the search on `threads` threads, writing into `sink`. Raising `stop` ends it after
+    /// the chunks in flight (abandoned) with the rows of every finished chunk written.
+    /// `prior`: chunks finished by an earlier run (see the module docs); they are not rerun.
+    pub fn run(
+        &self,
+        threads: usize,
+        stop: &AtomicBool,
+        prior: &[ChunkRecord],
+        sink: &mut dyn Sink,
+    ) -> Result<Report, SearchError> {
+        let start = Instant::now();
+        // Chunk ids at or past `end` are not needed (lowered by --limit).
+        let end = AtomicU64::new(self.n_chunks);
+        let mut c = Collector::new(self);
+        for r in prior {
+            c.add(r.clone(), sink, &end)?;
+        }
+        let skip: std::collections::BTreeSet<u64> = prior.iter().map(|r| r.id).collect();
+        let mut examined = 0u64;
+        if !c.finished() {
+            let error: std::sync::Mutex<Option<SearchError>> = std::sync::Mutex::new(None);
+            let failed = AtomicBool::new(false);
+            // Chunks in order, minus those already done, up to `end` (lowered by --limit),
+            // until a worker fails.
+            let jobs = (0..self.n_chunks)
+                .filter(|id| !skip.contains(id))
+                .take_while(|&id| {
+                    id < end.load(Ordering::Relaxed) && !failed.load(Ordering::Relaxed)
+                });
+            let r = fanout::run::<_, _, _, SearchError>(
+                threads,
+                stop,
+                jobs,
+                || Worker {
+                    generator: Generator::new(&self.spec.recipe, self.columns)
+                        .expect("recipe validated"),
+                    runs: Vec::new(),
+                },
+                |w, id| match self.run_chunk(w, id, stop, &end) {
+                    Ok(out) => out,
+                    Err(e) => {
+                        error.lock().expect("lock").get_or_insert(e);
+                        failed.store(true, Ordering::Relaxed);
+                        None
+                    }
+                },
+                |out: ChunkRecord| {
+                    examined += out.examined;
+                    sink.chunk(&out)?;
+                    c.add(out, sink, &end)?;
+                    Ok(if c.finished() {
+                        ControlFlow::Break(())
+                    } else {
+                        ControlFlow::Continue(())
+                    })
+                },
+            );
+            if let Some(e) = error.into_inner().expect("lock") {
+                return Err(e);
+            }
+            r?;
+        }
+        let complete = c.finished();
+        c.flush_all(sink)?;
+        if let Some(png) = &self.spec.png
+            && self.spec.mode == Mode::All
+        {
+            // A resumed search: the earlier run wrote the PNGs of its chunks; make any missing
+            // (deleted, or --png-dir added on the rerun).
+            let missing: Vec<u64> = prior
+                .iter()
+                .flat_map(|r| &r.matches)
+                .map(|m| m.seed)
+                .filter(|s| !png.dir.join(format!("{s}.png")).exists())
+                .collect();
+            self.render_rows(png, &missing, threads)?;
+        }
+        if let Some(png) = &self.spec.png
+            && self.spec.mode != Mode::All
+        {
+            self.render_rows(png, &c.written, threads)?;
+        }
+        Ok(Report {
+            outcome: if complete {
+                Outcome::Complete
+            } else {
+                Outcome::Interrupted
+            },
+            examined,
+            rows: c.rows,
+            elapsed: start.elapsed(),
+        })
+    }
+
+    /// PNGs for `seeds` (regenerated; `--limit` and `--top` know their rows only at the end).
+    fn render_rows(&self, png: &PngSpec, seeds: &[u64], threads: usize) -> Result<(), SearchError> {
+        use rayon::prelude::*;
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads.max(1))
+            .build()
+            .expect("thread pool");
+        pool.install(|| {
+            seeds.par_iter().try_for_each_init(
+                || Generator::new(&self.spec.recipe, MetricSet::EMPTY).expect("validated"),
+                |g, &seed| {
+                    let cave = g.run(seed).expect("recipe validated");
+                    self.write_png(png, seed, cave.grid)
+                },
+            )
+        })
+    }
+}
+
+/// The collecting side: commits chunks in order, decides when `--limit` is met, keeps the
+/// `--top` heap. Holds only the finished chunks past the first unfinished one.
+struct Collector<'a> {
+    s: &'a Search,
+    /// Finished chunks past the frontier (with `--top`, emptied: their matches are in `top`).
+    pending: BTreeMap<u64, ChunkRecord>,
+    /// Lowest chunk id not yet finished.
+    frontier: u64,
+    /// Matches committed (written) so far.
+    rows: u64,
+    /// Seeds generated, matches found (all modes), for progress.
+    examined: u64,
+    found: u64,
+    top: Option<TopK>,
+    /// Seeds written, for the PNGs of `--limit` / `--top` (empty without `--png-dir`).
+    written: Vec<u64>,
+}
+
+impl<'a> Collector<'a> {
+    fn new(s: &'a Search) -> Collector<'a> {
+        Collector {
+            s,
+            pending: BTreeMap::new(),
+            frontier: 0,
+            rows: 0,
+            examined: 0,
+            found: 0,
+            top: match s.spec.mode {
+                Mode::Top { k, .. } => Some(TopK::new(k)),
+                _ => None,
+            },
+            written: Vec::new(),
+        }
+    }
+
+    fn limit(&self) -> u64 {
+        match self.s.spec.mode {
+            Mode::Limit(n) => n,
+            _ => u64::MAX,
+        }
+    }
+
+    /// Everything the mode needs is known.
+    fn finished(&self) -> bool {
+        self.frontier >= self.s.n_chunks || self.rows >= self.limit()
+    }
+
+    fn add(
+        &mut self,
+        mut r: ChunkRecord,
+        sink: &mut dyn Sink,
+        end: &AtomicU64,
+    ) -> Result<(), SearchError> {
+        self.examined += r.examined;
+        self.found += r.matches.len() as u64;
+        if let (Some(top), Mode::Top { by, order, .. }) = (&mut self.top, self.s.spec.mode) {
+            for m in r.matches.drain(..) {
+                top.push(Ranked::new(m, by, order));
+            }
+        }
+        self.pending.insert(r.id, r);
+        let limit = self.limit();
+        while let Some(next) = self.pending.remove(&self.frontier) {
+            let take = (limit - self.rows).min(next.matches.len() as u64) as usize;
+            self.commit(&next.matches[..take], sink)?;
+            self.frontier += 1;
+            if self.rows >= limit {
+                break;
+            }
+        }
+        // --limit: once N matches are known in the committed rows and the finished chunks up
+        // to some id, no chunk past that id can hold one of the N lowest.
+        if limit != u64::MAX && self.rows < limit {
+            let mut n = self.rows;
+            for (&id, rec) in &self.pending {
+                n += rec.matches.len() as u64;
+                if n >= limit {
+                    end.fetch_min(id + 1, Ordering::Relaxed);
+                    break;
+                }
+            }
+        }
+        sink.progress(&Progress {
+            examined: self.examined,
+            total: self.s.spec.seeds.len(),
+            matches: if self.top.is_some() {
+                self.found
+            } else {
+                self.rows
+            },
+        });
+        Ok(())
+    }
+
+    fn commit(&mut self, rows: &[Match], sink: &mut dyn Sink) -> Result<(), SearchError> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        sink.rows(rows)?;
+        self.rows += rows.len() as u64;
+        if self.s.spec.png.is_some() {
+            self.written.extend(rows.iter().map(|m| m.seed));
+        }
+        Ok(())
+    }
+
+    /// At the end (complete or interrupted): the `--top` ranking, or the finished chunks past a
+    /// gap left by an interruption (still ascending).
+    fn flush_all(&mut self, sink: &mut dyn Sink) -> Result<(), SearchError> {
+        if let Some(top) = self.top.take() {
+            return self.commit(&top.sorted(), sink);
+        }
+        let limit = self.limit();
+        for (_, r) in std::mem::take(&mut self.pending) {
+            if self.rows >= limit {
+                break;
+            }
+            let take = (limit - self.rows).min(r.matches.len() as u64) as usize;
+            self.commit(&r.matches[..take], sink)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;
