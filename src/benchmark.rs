@@ -188,19 +188,11 @@ pub fn bench_recipe(
     })
 }
 
-/// Which SIMD instruction sets this binary was compiled to use.
+/// The SIMD path in use and the CPU's features, for reports: e.g.
+/// `"avx512-vbmi2 (CPU: avx2 bmi2 avx512f ...)"`.
 pub fn simd_path() -> String {
-    let mut v = vec![];
-    if cfg!(target_feature = "avx512f") {
-        v.push("AVX-512");
-    }
-    if cfg!(target_feature = "avx2") {
-        v.push("AVX2");
-    }
-    if v.is_empty() {
-        v.push("SSE2 only (build without -C target-cpu=native?)");
-    }
-    v.join(" + ")
+    let cpu = crate::simd::Cpu::get();
+    format!("{} (CPU: {})", crate::simd::Simd::active(), cpu.features())
 }
 
 #[cfg(test)]

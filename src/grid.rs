@@ -8,7 +8,7 @@
 //! ```
 //!
 //! Bit `x % 64` of word `x / 64` of a row holds column `x`. The guard words and guard rows let the
-//! step kernels read every neighbour word of a row with plain (unaligned) loads, `u64x4` at a time,
+//! step kernels read every neighbour word of a row with plain (unaligned) loads, 4 words at a time,
 //! without bounds checks or edge special cases: before a step, [`Grid::prepare_edges`] writes what
 //! cells outside the grid read as (floor, wall or the wrapped-around cells) into the guards and the
 //! padding bits; [`Grid::clear_edges`] restores the invariant that every bit outside the grid is 0,
@@ -168,11 +168,25 @@ impl Grid {
         self.data.copy_from_slice(&other.data);
     }
 
-    /// Number of WALL cells (popcount; padding bits are zero).
+    /// Number of WALL cells (popcount; padding bits are zero), on the process's SIMD path.
     pub fn count_walls(&self) -> u64 {
-        // Every bit outside the grid is zero between kernel calls, so the whole buffer can be
-        // counted in one straight (vectorised) pass.
-        self.data.iter().map(|w| w.count_ones() as u64).sum()
+        self.count_walls_on(crate::simd::Simd::active())
+    }
+
+    /// [`Grid::count_walls`] on a given SIMD path.
+    pub fn count_walls_on(&self, simd: crate::simd::Simd) -> u64 {
+        struct T<'a>(&'a [u64]);
+        impl crate::simd::Task for T<'_> {
+            type Output = u64;
+            #[inline(always)]
+            fn run<I: crate::simd::Isa>(self) -> u64 {
+                // Every bit outside the grid is zero between kernel calls, so the whole buffer
+                // can be counted in one straight pass, vectorised in the clone (`vpopcntq`, or
+                // the `vpshufb` nibble table).
+                self.0.iter().map(|w| w.count_ones() as u64).sum()
+            }
+        }
+        simd.run(T(&self.data))
     }
 
     /// Fraction of cells that are WALL.

@@ -19,4 +19,5 @@ pub mod render;
 pub mod reproduce;
 pub mod rng;
 pub mod rule;
+pub mod simd;
 pub mod sweep;

@@ -20,6 +20,7 @@
 //! floods of a labelling: a finished component never has unclaimed floor next to it.
 
 use crate::grid::Grid;
+use crate::simd::{Isa, Simd, Task, pdep, pext};
 
 use super::Connectivity;
 
@@ -87,32 +88,25 @@ pub(crate) fn floor_plane(g: &Grid, lay: &Layout, f: &mut Vec<u64>) {
 /// Fill one word downward (toward bit 0) from the seeds `s` through the floor bits `f`:
 /// every bit from each seed down to the nearest non-floor bit below it.
 ///
-/// With BMI2: the seeds and the holes together form a set `V`; the fill below a seed ends just
-/// above its predecessor in `V`. `pext`/`pdep` find the predecessors of all seeds at once, and
-/// since the ranges `[pred + 1, seed)` are disjoint, one subtraction fills them all.
+/// With fast BMI2: the seeds and the holes together form a set `V`; the fill below a seed ends
+/// just above its predecessor in `V`. `pext`/`pdep` find the predecessors of all seeds at once,
+/// and since the ranges `[pred + 1, seed)` are disjoint, one subtraction fills them all.
+/// Without (or where `pdep` is microcoded): a Kogge-Stone occluded fill, 6 doubling rounds.
 #[inline(always)]
-pub(crate) fn fill_down_word(f: u64, s: u64) -> u64 {
-    #[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
-    {
-        use core::arch::x86_64::{_pdep_u64, _pext_u64};
+pub(crate) fn fill_down_word<I: Isa>(f: u64, s: u64) -> u64 {
+    if I::FAST_PDEP {
         let v = s | !f;
-        // SAFETY: this branch is only compiled when the build enables BMI2.
-        let (k, p) = unsafe {
-            let k = _pext_u64(s, v);
-            (k, _pdep_u64(k >> 1, v))
-        };
+        let k = pext::<I>(s, v);
+        let p = pdep::<I>(k >> 1, v);
         let start = (p << 1) | (k & 1);
         s.wrapping_sub(start) | s
-    }
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "bmi2")))]
-    {
+    } else {
         fill_down_word_portable(f, s)
     }
 }
 
 /// [`fill_down_word`] without BMI2: a Kogge-Stone occluded fill (6 doubling rounds).
 #[inline(always)]
-#[cfg_attr(all(target_arch = "x86_64", target_feature = "bmi2"), allow(dead_code))]
 pub(crate) fn fill_down_word_portable(f: u64, s: u64) -> u64 {
     let (mut x, mut m) = (s, f);
     x |= (x >> 1) & m;
@@ -139,7 +133,7 @@ pub(crate) fn fill_down_word_portable(f: u64, s: u64) -> u64 {
 /// a cheap fix-up: the run reaching bit 63 of a word is filled whole when the word above has
 /// bit 0 filled from above. This matters because a flood sweep is a serial chain of row fills.
 #[inline(always)]
-pub(crate) fn fill_row(f: &[u64], seed: &[u64], out: &mut [u64]) {
+pub(crate) fn fill_row<I: Isa>(f: &[u64], seed: &[u64], out: &mut [u64]) {
     let n = f.len();
     let (seed, out) = (&seed[..n], &mut out[..n]);
     let mut carry = 0u64;
@@ -150,13 +144,13 @@ pub(crate) fn fill_row(f: &[u64], seed: &[u64], out: &mut [u64]) {
         carry = (c1 | c2) as u64;
         // Downward within the word; `out` keeps the seeds, so bit 0 of `down` below is only
         // set by a seed at or above it in this word.
-        out[i] |= fill_down_word(f[i], seed[i]);
+        out[i] |= fill_down_word::<I>(f[i], seed[i]);
     }
     // `from_above`: bit 0 of word i + 1 is filled by a seed at or above it.
     let mut from_above = false;
     for i in (0..n).rev() {
         let fi = f[i];
-        let own = fill_down_word(fi, seed[i]) & 1 == 1;
+        let own = fill_down_word::<I>(fi, seed[i]) & 1 == 1;
         if from_above && fi >> 63 == 1 {
             out[i] |= !0u64 << (64 - fi.leading_ones());
         }
@@ -166,14 +160,14 @@ pub(crate) fn fill_row(f: &[u64], seed: &[u64], out: &mut [u64]) {
 
 /// [`fill_row`] for a row of exactly `N` words, fully unrolled.
 #[inline(always)]
-pub(crate) fn fill_row_n<const N: usize>(f: &[u64; 4], seed: &[u64; 4]) -> [u64; 4] {
+pub(crate) fn fill_row_n<I: Isa, const N: usize>(f: &[u64; 4], seed: &[u64; 4]) -> [u64; 4] {
     let mut out = [0u64; 4];
     let mut down = [0u64; 4];
     let mut carry = 0u64;
     for i in 0..N {
         let (a, c1) = f[i].overflowing_add(seed[i]);
         let (b, c2) = a.overflowing_add(carry);
-        down[i] = fill_down_word(f[i], seed[i]);
+        down[i] = fill_down_word::<I>(f[i], seed[i]);
         out[i] = (((b ^ f[i]) | seed[i]) & f[i]) | down[i];
         carry = (c1 | c2) as u64;
     }
@@ -195,8 +189,10 @@ fn ld4(v: &[u64], o: usize) -> [u64; 4] {
 }
 
 /// Reusable flood-fill state: the floor plane `f`, the claimed plane `s` and row scratch.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Clone)]
 pub(crate) struct Flood {
+    /// The SIMD path the floods run on.
+    pub simd: Simd,
     pub lay: Layout,
     pub f: Vec<u64>,
     pub s: Vec<u64>,
@@ -255,6 +251,37 @@ pub(crate) struct Filled {
     pub hi: usize,
 }
 
+impl Default for Flood {
+    fn default() -> Flood {
+        Flood {
+            simd: Simd::active(),
+            lay: Layout::default(),
+            f: Vec::new(),
+            s: Vec::new(),
+            cand: Vec::new(),
+            new: Vec::new(),
+            seed: Vec::new(),
+            pend: Vec::new(),
+        }
+    }
+}
+
+/// [`Flood::flood_from`] in a SIMD clone.
+struct FloodTask<'a> {
+    flood: &'a mut Flood,
+    y: usize,
+    x: usize,
+    conn: Connectivity,
+}
+
+impl Task for FloodTask<'_> {
+    type Output = Filled;
+    #[inline(always)]
+    fn run<I: Isa>(self) -> Filled {
+        self.flood.flood_from_in::<I>(self.y, self.x, self.conn)
+    }
+}
+
 impl Flood {
     /// Load `g` (its FLOOR plane) and clear the claimed plane.
     pub fn load(&mut self, g: &Grid) {
@@ -292,8 +319,14 @@ impl Flood {
     /// Grow pending row `b` (bit `b` = row `b - 1`) of a flood; if it gained cells, count them
     /// and mark its two neighbour rows pending.
     #[inline(always)]
-    fn grow_pending(&mut self, b: usize, conn: Connectivity, pend: &mut [u64], f: &mut Filled) {
-        let n = self.grow_row(b - 1, conn);
+    fn grow_pending<I: Isa>(
+        &mut self,
+        b: usize,
+        conn: Connectivity,
+        pend: &mut [u64],
+        f: &mut Filled,
+    ) {
+        let n = self.grow_row::<I>(b - 1, conn);
         if n != 0 {
             f.size += n;
             f.lo = f.lo.min(b - 1);
@@ -305,11 +338,22 @@ impl Flood {
 
     /// Claim the whole component of FLOOR cell `(y, x)` (which must be unclaimed floor).
     pub fn flood_from(&mut self, y: usize, x: usize, conn: Connectivity) -> Filled {
+        let simd = self.simd;
+        simd.run(FloodTask {
+            flood: self,
+            y,
+            x,
+            conn,
+        })
+    }
+
+    #[inline(always)]
+    fn flood_from_in<I: Isa>(&mut self, y: usize, x: usize, conn: Connectivity) -> Filled {
         debug_assert!(self.is_floor(y, x) && !self.is_claimed(y, x));
         self.seed.fill(0);
         self.seed[x / 64] = 1u64 << (x % 64);
         let mut filled = Filled {
-            size: self.claim(y, true),
+            size: self.claim::<I>(y, true),
             lo: y,
             hi: y,
         };
@@ -333,7 +377,7 @@ impl Flood {
                 if b == 0 || b > rows {
                     continue;
                 }
-                self.grow_pending(b, conn, &mut pend, &mut filled);
+                self.grow_pending::<I>(b, conn, &mut pend, &mut filled);
             }
             pos = pos.min(rows + 1);
             while let Some(b) = prev_set(&pend, pos) {
@@ -346,7 +390,7 @@ impl Flood {
                     }
                     continue;
                 }
-                self.grow_pending(b, conn, &mut pend, &mut filled);
+                self.grow_pending::<I>(b, conn, &mut pend, &mut filled);
                 if b == 1 {
                     break;
                 }
@@ -361,11 +405,11 @@ impl Flood {
     /// Claim the runs of row `y` holding a seed (from `self.seed` if `from_seed`, else from
     /// `self.cand`); returns the number of cells claimed.
     #[inline(always)]
-    fn claim(&mut self, y: usize, from_seed: bool) -> u32 {
+    fn claim<I: Isa>(&mut self, y: usize, from_seed: bool) -> u32 {
         let o = self.lay.off(y as isize);
         let w = self.lay.wpr;
         let seed = if from_seed { &self.seed } else { &self.cand };
-        fill_row(&self.f[o..o + w], seed, &mut self.new);
+        fill_row::<I>(&self.f[o..o + w], seed, &mut self.new);
         let mut n = 0;
         for (s, &v) in self.s[o..o + w].iter_mut().zip(&self.new) {
             n += v.count_ones();
@@ -377,12 +421,12 @@ impl Flood {
     /// One flood step on row `y`: claim the runs next to claimed cells of the rows above and
     /// below. Returns the number of cells claimed (0 = nothing changed).
     #[inline(always)]
-    fn grow_row(&mut self, y: usize, conn: Connectivity) -> u32 {
+    fn grow_row<I: Isa>(&mut self, y: usize, conn: Connectivity) -> u32 {
         let lay = self.lay;
         let o = lay.off(y as isize);
         let (u, d) = (o - lay.stride, o + lay.stride);
         if lay.w4 == 4 {
-            return self.grow_row4(o, u, d, conn);
+            return self.grow_row4::<I>(o, u, d, conn);
         }
         let s = &self.s;
         let f = &self.f[o..o + lay.wpr];
@@ -410,13 +454,13 @@ impl Flood {
         if any == 0 {
             return 0;
         }
-        self.claim(y, false)
+        self.claim::<I>(y, false)
     }
 
     /// [`Flood::grow_row`] for rows of one `[u64; 4]` chunk (cols <= 256): fixed-size arrays,
     /// no bounds checks in the inner loops, so the row work vectorises.
     #[inline(always)]
-    fn grow_row4(&mut self, o: usize, u: usize, d: usize, conn: Connectivity) -> u32 {
+    fn grow_row4<I: Isa>(&mut self, o: usize, u: usize, d: usize, conn: Connectivity) -> u32 {
         let s = &self.s;
         let (fw, cur) = (ld4(&self.f, o), ld4(s, o));
         let (up, dn) = (ld4(s, u), ld4(s, d));
@@ -445,10 +489,10 @@ impl Flood {
             return 0;
         }
         let out = match self.lay.wpr {
-            1 => fill_row_n::<1>(&fw, &v),
-            2 => fill_row_n::<2>(&fw, &v),
-            3 => fill_row_n::<3>(&fw, &v),
-            _ => fill_row_n::<4>(&fw, &v),
+            1 => fill_row_n::<I, 1>(&fw, &v),
+            2 => fill_row_n::<I, 2>(&fw, &v),
+            3 => fill_row_n::<I, 3>(&fw, &v),
+            _ => fill_row_n::<I, 4>(&fw, &v),
         };
         let mut n = 0;
         let mut row = cur;

@@ -285,6 +285,14 @@ impl Measurer {
         Measurer::default()
     }
 
+    /// A measurer whose floods and distance sweeps run on `simd` (the default is
+    /// [`crate::simd::Simd::active`]).
+    pub fn with_simd(simd: crate::simd::Simd) -> Measurer {
+        let mut m = Measurer::default();
+        m.flood.simd = simd;
+        m
+    }
+
     /// Measure `g` into `out`; metrics not in `cfg.metrics` are left NaN.
     pub fn measure(&mut self, g: &Grid, cfg: &MeasureConfig, out: &mut Values) {
         use Metric::*;
@@ -314,7 +322,7 @@ impl Measurer {
         self.flood.load(g);
         let lay = self.flood.lay;
         if set.contains(Boundary) {
-            out[Boundary.index()] = metrics::boundary(&lay, &self.flood.f) as f64;
+            out[Boundary.index()] = metrics::boundary(self.flood.simd, &lay, &self.flood.f) as f64;
         }
         if !need_flood {
             return;
@@ -373,6 +381,7 @@ impl Measurer {
         let want_path = set.contains(PathLength) && exit_reachable;
         if spawn_floor && (want_depth || want_path) {
             let r = self.bfs.run(
+                self.flood.simd,
                 &lay,
                 &self.flood.f,
                 conn,

@@ -200,21 +200,14 @@ pub(crate) fn apply<R: rand_core::Rng + ?Sized>(
     }
 }
 
-/// Position of the `rank`-th (0-based) set bit of `w` (`rank < w.count_ones()`).
+/// Position of the `rank`-th (0-based) set bit of `w` (`rank < w.count_ones()`). Runs once per
+/// kept region, so a plain loop (no `pdep`, which some CPUs microcode) is fast enough.
 fn select(w: u64, rank: u32) -> u32 {
-    #[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
-    {
-        // SAFETY: this branch is only compiled when the build enables BMI2.
-        unsafe { core::arch::x86_64::_pdep_u64(1u64 << rank, w) }.trailing_zeros()
+    let mut w = w;
+    for _ in 0..rank {
+        w &= w - 1;
     }
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "bmi2")))]
-    {
-        let mut w = w;
-        for _ in 0..rank {
-            w &= w - 1;
-        }
-        w.trailing_zeros()
-    }
+    w.trailing_zeros()
 }
 
 /// Dig a 4-connected corridor from `a` to `b`: along `a`'s row to `b`'s column, then along that

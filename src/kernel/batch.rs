@@ -1,0 +1,303 @@
+//! Caves in lanes: a batch of `V::N` caves of one shape stepped in lock-step, lane `k` of every
+//! vector belonging to cave `k` (8 caves per vector with AVX-512, 4 with AVX2).
+//!
+//! Why: a 90x140 cave has rows of 3 words, so the row kernel of [`super::sync`] leaves a lane of
+//! its 4-word vectors idle and needs unaligned loads; with one cave per lane every lane works,
+//! every load is aligned, and the vectors can be as wide as the CPU has (the row kernel's are
+//! tied to the grid's 4-word row padding). The Bernoulli fill writes these lanes directly
+//! ([`crate::fill::bernoulli_lanes`]), so nothing is interleaved on the way in; each cave is
+//! copied out to its own [`Grid`] once, after the last step, to be measured.
+//!
+//! Layout: like [`Grid`] (guard word each side of a row, guard rows above and below, every bit
+//! outside the cave zero between steps), but a row is `wpr` vectors with no rounding, so
+//! `stride = wpr + 2`. The step kernel is the row kernel's arithmetic with the neighbour words
+//! taken from the neighbouring vectors instead of shifted loads; it also counts each lane's
+//! walls for the trajectory (`vpopcntq` with VPOPCNTDQ, the `vpshufb` nibble table otherwise).
+
+use super::lanes::{Lane, hsum3_parts};
+use super::sync::RuleEval;
+use crate::grid::Grid;
+use crate::rule::Outside;
+
+/// 64 bytes, aligned like the widest vector.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C, align(64))]
+struct Block([u64; 8]);
+
+/// An owned, 64-byte aligned buffer that holds a batch for any lane width: the generator keeps
+/// one and views it as the lanes of whichever clone runs ([`LaneBuf::view`]).
+#[derive(Debug, Clone, Default)]
+pub struct LaneBuf {
+    data: Vec<Block>,
+}
+
+impl LaneBuf {
+    /// View the buffer as a `rows x cols` batch of `V::N` caves, growing it if needed. The
+    /// contents are whatever the buffer held (the fill or a step overwrites them).
+    pub fn view<V: Lane>(&mut self, rows: usize, cols: usize) -> LaneGrid<'_, V> {
+        let wpr = cols.div_ceil(64);
+        let stride = wpr + 2;
+        let len = (rows + 2) * stride;
+        let need = (len * V::N).div_ceil(8);
+        if self.data.len() < need {
+            self.data.resize(need, Block::default());
+        }
+        assert!(
+            std::mem::size_of::<V>() == 8 * V::N
+                && std::mem::align_of::<V>() <= std::mem::align_of::<Block>()
+        );
+        // SAFETY: `Lane` is an unsafe trait whose implementors are plain `[u64; N]` layouts
+        // (size 8 N, alignment at most 64, every bit pattern valid), so `need` blocks hold at
+        // least `len` V values, suitably aligned.
+        let data = unsafe { std::slice::from_raw_parts_mut(self.data.as_mut_ptr() as *mut V, len) };
+        LaneGrid {
+            rows,
+            cols,
+            wpr,
+            stride,
+            data,
+        }
+    }
+}
+
+/// A batch of caves of one shape, interleaved (see the module docs), borrowed from a
+/// [`LaneBuf`] or any slice.
+#[derive(Debug)]
+pub struct LaneGrid<'a, V: Lane> {
+    rows: usize,
+    cols: usize,
+    wpr: usize,
+    stride: usize,
+    data: &'a mut [V],
+}
+
+impl<'a, V: Lane> LaneGrid<'a, V> {
+    /// A batch over `data`, which must hold `(rows + 2) * (ceil(cols / 64) + 2)` vectors.
+    pub fn new(rows: usize, cols: usize, data: &'a mut [V]) -> LaneGrid<'a, V> {
+        let wpr = cols.div_ceil(64);
+        let stride = wpr + 2;
+        assert!(rows > 0 && cols > 0 && data.len() >= (rows + 2) * stride);
+        LaneGrid {
+            rows,
+            cols,
+            wpr,
+            stride,
+            data,
+        }
+    }
+
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// The whole buffer: `(rows + 2) * (wpr + 2)` vectors, guard rows included.
+    pub fn raw_mut(&mut self) -> &mut [V] {
+        let n = (self.rows + 2) * self.stride;
+        &mut self.data[..n]
+    }
+
+    #[inline(always)]
+    fn off(&self, y: isize) -> usize {
+        ((y + 1) as usize) * self.stride + 1
+    }
+
+    /// Mask of the valid bits of a row's last word, in every lane.
+    #[inline(always)]
+    fn last_mask(&self) -> V {
+        V::splat(match self.cols % 64 {
+            0 => !0,
+            r => (1u64 << r) - 1,
+        })
+    }
+
+    /// Copy cave `k` into `g` (shaped like this batch).
+    #[inline(always)]
+    pub fn lane_to_grid(&self, k: usize, g: &mut Grid) {
+        assert_eq!((g.rows(), g.cols()), (self.rows, self.cols));
+        for y in 0..self.rows {
+            let o = self.off(y as isize);
+            for (w, dst) in g.row_mut(y).iter_mut().enumerate() {
+                *dst = self.data[o + w].get(k);
+            }
+        }
+    }
+
+    /// Copy caves `0..grids.len()` out, cave `k` into `grids[k]` (all shaped like this batch).
+    /// One pass over the batch: each vector is loaded once and its lanes stored to their grids.
+    /// The stores are volatile only to keep LLVM from turning them into `vpscatterqq` (and a
+    /// lane-by-lane copy into `vpgatherqq`), which measured several times slower than plain
+    /// scalar stores here.
+    #[inline(always)]
+    pub fn lanes_to_grids<G: AsMut<Grid>>(&self, grids: &mut [G]) {
+        assert!(grids.len() <= V::N);
+        let mut ptrs = [std::ptr::null_mut::<u64>(); 8];
+        let (mut gstride, mut gfirst) = (0, 0);
+        for (p, g) in ptrs.iter_mut().zip(grids.iter_mut()) {
+            let g = g.as_mut();
+            assert_eq!((g.rows(), g.cols()), (self.rows, self.cols));
+            (gstride, gfirst) = (g.stride(), g.row_offset(0));
+            *p = g.raw_mut().as_mut_ptr();
+        }
+        let n = grids.len();
+        for y in 0..self.rows {
+            let o = self.off(y as isize);
+            let go = gfirst + y * gstride;
+            for w in 0..self.wpr {
+                let v = self.data[o + w];
+                let words = v.words();
+                for k in 0..n {
+                    // SAFETY: `go + w` is a row word of a grid of this batch's shape (checked
+                    // above), and the grids are distinct (`&mut`).
+                    unsafe { ptrs[k].add(go + w).write_volatile(words[k]) };
+                }
+            }
+        }
+    }
+
+    /// Put `g` (shaped like this batch) into lane `k`.
+    pub fn grid_to_lane(&mut self, k: usize, g: &Grid) {
+        assert_eq!((g.rows(), g.cols()), (self.rows, self.cols));
+        for y in 0..self.rows {
+            let o = self.off(y as isize);
+            for (w, &src) in g.row(y).iter().enumerate() {
+                self.data[o + w].set(k, src);
+            }
+        }
+    }
+
+    /// Zero every vector outside the caves (guards, padding bits).
+    #[inline(always)]
+    pub fn clear_edges(&mut self) {
+        let (rows, wpr, stride) = (self.rows, self.wpr, self.stride);
+        let mask = self.last_mask();
+        self.data[..stride].fill(V::ZERO);
+        self.data[(rows + 1) * stride..(rows + 2) * stride].fill(V::ZERO);
+        for y in 0..rows {
+            let o = self.off(y as isize);
+            self.data[o - 1] = V::ZERO;
+            self.data[o + wpr] = V::ZERO;
+            self.data[o + wpr - 1] &= mask;
+        }
+    }
+
+    /// Write what cells outside the caves read as into the guards and padding bits, as
+    /// [`Grid::prepare_edges`] does for one grid. Undone by [`LaneGrid::clear_edges`].
+    #[inline(always)]
+    pub fn prepare_edges(&mut self, outside: Outside) {
+        if outside == Outside::Floor {
+            return; // guards are zero between steps
+        }
+        let (rows, cols, wpr, stride) = (self.rows, self.cols, self.wpr, self.stride);
+        let rpad = (cols % 64) as u32;
+        let mask = self.last_mask();
+        for y in 0..rows {
+            let o = self.off(y as isize);
+            let last = self.data[o + wpr - 1];
+            if outside == Outside::Wall {
+                self.data[o - 1] = V::ONES;
+                self.data[o + wpr] = V::ONES;
+                self.data[o + wpr - 1] = last | !mask;
+            } else {
+                // Wrap: bit 63 of the left guard is the row's last cell, the first padding
+                // bit (or bit 0 of the right guard) its first cell.
+                let lastbit =
+                    self.data[o + (cols - 1) / 64].shr((cols as u32 - 1) % 64) & V::splat(1);
+                let first = self.data[o] & V::splat(1);
+                self.data[o - 1] = lastbit.shl(63);
+                if rpad == 0 {
+                    self.data[o + wpr] = first;
+                } else {
+                    self.data[o + wpr] = V::ZERO;
+                    self.data[o + wpr - 1] = last | first.shl(rpad);
+                }
+            }
+        }
+        let top = 0..stride;
+        let bottom = (rows + 1) * stride..(rows + 2) * stride;
+        if outside == Outside::Wall {
+            self.data[top].fill(V::ONES);
+            self.data[bottom].fill(V::ONES);
+        } else {
+            self.data.copy_within(rows * stride..(rows + 1) * stride, 0);
+            self.data
+                .copy_within(stride..2 * stride, (rows + 1) * stride);
+        }
+    }
+
+    /// Walls per lane.
+    #[inline(always)]
+    pub fn count_walls(&self) -> V {
+        let mut n = V::ZERO;
+        for y in 0..self.rows {
+            let o = self.off(y as isize);
+            for &v in &self.data[o..o + self.wpr] {
+                n = n.add(v.popcnt());
+            }
+        }
+        n
+    }
+}
+
+/// One sync step of every cave `src -> dst` (edges prepared on `src`); with `solid_border`
+/// the outer ring is forced to WALL as the vectors are stored. Masks `dst`'s padding bits and
+/// leaves its guards alone. Returns the walls of `dst` per lane.
+#[inline(always)]
+pub fn step_lanes<V: Lane, R: RuleEval>(
+    src: &LaneGrid<'_, V>,
+    dst: &mut LaneGrid<'_, V>,
+    rule: R,
+    solid_border: bool,
+) -> V {
+    assert_eq!((src.rows, src.cols), (dst.rows, dst.cols));
+    let (rows, wpr, stride) = (src.rows, src.wpr, src.stride);
+    assert!(src.data.len() >= (rows + 2) * stride && dst.data.len() >= (rows + 2) * stride);
+    let d = src.data.as_ptr();
+    let out = dst.data.as_mut_ptr();
+    let mask = src.last_mask();
+    let lc = src.cols - 1;
+    let mut count = V::ZERO;
+    for w in 0..wpr {
+        let m = if w + 1 == wpr { mask } else { V::ONES };
+        let mut edge = 0u64;
+        if solid_border && w == 0 {
+            edge |= 1;
+        }
+        if solid_border && w == lc / 64 {
+            edge |= 1u64 << (lc % 64);
+        }
+        let e = V::splat(edge);
+        let full = if solid_border { m } else { V::ZERO };
+        let base = src.off(-1) + w;
+        // SAFETY (all reads and writes below): indices are `base + stride * r + {-1, 0, 1}`
+        // for r in 0..=rows + 1 and w < wpr, inside the (rows + 2) * stride vectors asserted.
+        let mut above = unsafe { hrow(d, base) };
+        let mut here = unsafe { hrow(d, base + stride) };
+        for y in 0..rows {
+            let o = base + (y + 1) * stride;
+            let below = unsafe { hrow(d, o + stride) };
+            let mut v = (rule.next(&above, &here, &below, unsafe { *d.add(o) }) & m) | e;
+            if y == 0 || y + 1 == rows {
+                v |= full;
+            }
+            unsafe { *out.add(o) = v };
+            count = count.add(v.popcnt());
+            above = here;
+            here = below;
+        }
+    }
+    count
+}
+
+/// [`hsum3_parts`] of vector `o` with the vectors beside it (the same row's previous and next
+/// words).
+///
+/// # Safety
+/// `d + o - 1 ..= d + o + 1` must be readable.
+#[inline(always)]
+unsafe fn hrow<V: Lane>(d: *const V, o: usize) -> [V; 4] {
+    // SAFETY: the caller's guarantee.
+    unsafe { hsum3_parts(*d.add(o - 1), *d.add(o), *d.add(o + 1)) }
+}
