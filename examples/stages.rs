@@ -64,6 +64,16 @@ fn main() {
                         })
                         .unwrap();
                 }
+                "measureonly" => {
+                    let caves: Vec<Grid> =
+                        (0..64).map(|s| gn.run(s).unwrap().grid.clone()).collect();
+                    let cfg = *gn.measure_config();
+                    let mut m = Measurer::with_simd(simd);
+                    for i in 0..64000 {
+                        m.measure(&caves[i % 64], &cfg, &mut out);
+                        black_box(&out);
+                    }
+                }
                 "measure" => {
                     let _ = gn
                         .generate(seed..seed + 1000, |c| {

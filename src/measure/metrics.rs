@@ -20,54 +20,41 @@ pub(crate) fn boundary(simd: Simd, lay: &Layout, f: &[u64]) -> u64 {
         type Output = u64;
         #[inline(always)]
         fn run<I: Isa>(self) -> u64 {
-            boundary_in(self.0, self.1)
+            boundary_in::<I::Row>(self.0, self.1)
         }
     }
     simd.run(T(lay, f))
 }
 
 #[inline(always)]
-fn boundary_in(lay: &Layout, f: &[u64]) -> u64 {
+fn boundary_in<V: Lane>(lay: &Layout, f: &[u64]) -> u64 {
     let (w, w4, stride) = (lay.wpr, lay.w4, lay.stride);
-    // Pairs (x, x + 1) need x + 1 < cols; bits past the grid are zero in `f` anyway.
-    let mut valid = [0u64; 4];
-    let mut n = 0u64;
-    for c in (0..w4).step_by(4) {
-        for (j, v) in valid.iter_mut().enumerate() {
+    assert!(f.len() == lay.len());
+    let mut n = V::ZERO;
+    for c in (0..w4).step_by(V::N) {
+        // Pairs (x, x + 1) need x + 1 < cols; bits past the grid are zero in `f` anyway.
+        let valid = V::from_fn(|j| {
             let i = c + j;
-            *v = if i + 1 < w {
-                !0
-            } else if i + 1 == w {
-                lay.last_mask() >> 1
-            } else {
-                0
-            };
-        }
-        let mut acc = [0u64; 4];
+            match (i + 1).cmp(&w) {
+                std::cmp::Ordering::Less => !0,
+                std::cmp::Ordering::Equal => lay.last_mask() >> 1,
+                std::cmp::Ordering::Greater => 0,
+            }
+        });
         for y in 0..lay.rows {
             let o = lay.off(y as isize) + c;
-            let (a, r) = (ld(f, o), ld(f, o + 1));
+            let (a, r) = (V::load(f, o), V::load(f, o + 1));
             // The last row's vertical pairs would meet the zero guard row: masked off.
             let dn = if y + 1 < lay.rows {
-                ld(f, o + stride)
+                V::load(f, o + stride)
             } else {
                 a
             };
-            for j in 0..4 {
-                let h = (a[j] ^ ((a[j] >> 1) | (r[j] << 63))) & valid[j];
-                acc[j] += (h.count_ones() + (a[j] ^ dn[j]).count_ones()) as u64;
-            }
+            let h = (a ^ (a.shr(1) | r.shl(63))) & valid;
+            n = n.add(h.popcnt()).add((a ^ dn).popcnt());
         }
-        n += acc.iter().sum::<u64>();
     }
-    n
-}
-
-/// Four words starting at `o` (rows are processed in `[u64; 4]` chunks, which LLVM turns into
-/// AVX2 vectors).
-#[inline(always)]
-fn ld(v: &[u64], o: usize) -> [u64; 4] {
-    v[o..o + 4].try_into().expect("4 words")
+    n.sum()
 }
 
 /// Scratch for [`Bfs::run`]: two visited planes (the step is synchronous: double buffered).
