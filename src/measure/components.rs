@@ -76,19 +76,29 @@ fn floor_plane_in<V: Lane>(g: &Grid, lay: &Layout, f: &mut [u64], s: &mut [u64])
     let raw = g.raw();
     s.fill(0);
     let chunks = lay.w4 / V::N;
-    let last = V::from_fn(|k| {
-        let w = lay.w4 - V::N + k;
-        match w.cmp(&(lay.wpr - 1)) {
-            std::cmp::Ordering::Less => !0,
-            std::cmp::Ordering::Equal => lay.last_mask(),
-            std::cmp::Ordering::Greater => 0,
-        }
-    });
+    // Valid-bit masks of the chunks from the one holding the row's last word on (at most
+    // 4 / N of them: rows are padded to 4 words); earlier chunks are all valid.
+    let first_partial = (lay.wpr - 1) / V::N;
+    let mut tail = [V::ZERO; 4];
+    for (t, m) in tail.iter_mut().enumerate().take(chunks - first_partial) {
+        *m = V::from_fn(|k| {
+            let w = (first_partial + t) * V::N + k;
+            match w.cmp(&(lay.wpr - 1)) {
+                std::cmp::Ordering::Less => !0,
+                std::cmp::Ordering::Equal => lay.last_mask(),
+                std::cmp::Ordering::Greater => 0,
+            }
+        });
+    }
     let mut count = V::ZERO;
     for y in 0..lay.rows {
         let o = lay.off(y as isize);
         for c in 0..chunks {
-            let valid = if c + 1 == chunks { last } else { V::ONES };
+            let valid = if c < first_partial {
+                V::ONES
+            } else {
+                tail[c - first_partial]
+            };
             let v = !V::load(raw, o + c * V::N) & valid;
             v.store(f, o + c * V::N);
             count = count.add(v.popcnt());
