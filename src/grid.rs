@@ -218,6 +218,8 @@ impl Grid {
     /// bit after column `cols - 1` (bit 0 of the next word when `cols % 64 == 0`), and the guard
     /// rows. For `floor` and `wall` the whole guard is filled; for `wrap` exactly those bits get
     /// the wrapped-around cell, and the guard rows get copies of the last and first rows.
+    /// (Inlined into the SIMD clones that step grids.)
+    #[inline(always)]
     pub fn prepare_edges(&mut self, outside: Outside) {
         if outside == Outside::Floor {
             return; // the invariant (everything outside is 0) already reads as FLOOR
@@ -275,6 +277,7 @@ impl Grid {
     }
 
     /// Undo [`Grid::prepare_edges`]`(outside)`: every bit outside the grid is zero again.
+    #[inline(always)]
     pub fn clear_edges_after(&mut self, outside: Outside) {
         if outside != Outside::Floor {
             self.clear_edges();
@@ -282,6 +285,7 @@ impl Grid {
     }
 
     /// Restore the invariant: every bit outside the grid is zero.
+    #[inline(always)]
     pub fn clear_edges(&mut self) {
         let (rows, wpr, stride) = (self.rows, self.wpr, self.stride);
         let mask = self.last_word_mask();
