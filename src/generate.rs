@@ -18,6 +18,7 @@
 //! to hold `L` copies of cheaply) are made one cave at a time with the same kernels.
 
 use std::ops::ControlFlow;
+use std::time::Instant;
 
 use crate::fill::{self, FillError, Threshold};
 use crate::grid::Grid;
@@ -80,6 +81,8 @@ pub struct Generator {
     /// The streams of the caves in flight, one per lane.
     rngs: Vec<CaveRng>,
     values: Values,
+    /// Stage times, when recording ([`Generator::set_timing`]).
+    timing: Option<StageTimes>,
 }
 
 impl Generator {
@@ -96,15 +99,48 @@ impl Generator {
         simd: Simd,
     ) -> Result<Generator, RecipeError> {
         recipe.validate()?;
-        let cfg = MeasureConfig {
+        let plan = Generator::plan(recipe, simd)?;
+        let mut g = Generator {
+            recipe: recipe.clone(),
+            cfg: Generator::config(recipe, metrics),
+            simd,
+            plan,
+            stepper: Stepper::with_simd(simd),
+            measurer: Measurer::with_simd(simd),
+            lanes: Default::default(),
+            slots: Vec::new(),
+            rngs: Vec::new(),
+            values: [f64::NAN; crate::measure::Metric::COUNT],
+            timing: None,
+        };
+        g.fit_slots()?;
+        Ok(g)
+    }
+
+    /// Switch to another recipe (computing `metrics`), keeping the buffers when the grid shape is
+    /// unchanged: a sweep worker moves from grid point to grid point without reallocating.
+    pub fn set_recipe(&mut self, recipe: Recipe, metrics: MetricSet) -> Result<(), RecipeError> {
+        recipe.validate()?;
+        self.plan = Generator::plan(&recipe, self.simd)?;
+        self.cfg = Generator::config(&recipe, metrics);
+        self.recipe = recipe;
+        self.fit_slots()
+    }
+
+    fn config(recipe: &Recipe, metrics: MetricSet) -> MeasureConfig {
+        MeasureConfig {
             connectivity: recipe.connectivity,
             spawn: recipe.spawn_cell(),
             exit: recipe.exit_cell(),
             metrics,
-        };
+        }
+    }
+
+    /// How `recipe`'s caves are made on `simd` (see the module docs).
+    fn plan(recipe: &Recipe, simd: Simd) -> Result<Plan, RecipeError> {
         let wpr = recipe.cols.div_ceil(64);
         let bytes = (recipe.rows + 2) * (wpr + 2) * 8 * simd.lanes();
-        let plan = match (recipe.fill, recipe.rng) {
+        Ok(match (recipe.fill, recipe.rng) {
             (Fill::Bernoulli { p }, RngKind::Xoshiro) if bytes <= MAX_BATCH_BYTES => Plan::Lanes {
                 th: Threshold::new(p).map_err(|e| RecipeError::Key {
                     key: "fill".into(),
@@ -116,31 +152,32 @@ impl Generator {
                     .all(|p| kernel::sync_moore(p).is_some()),
             },
             _ => Plan::Single,
-        };
-        let n = match plan {
-            Plan::Single => 1,
-            Plan::Lanes { .. } => simd.lanes(),
-        };
-        let slots = (0..n)
-            .map(|_| {
-                Ok(Slot {
-                    grid: Grid::new(recipe.rows, recipe.cols)?,
-                    trajectory: Vec::with_capacity(recipe.trajectory_len()),
-                })
-            })
-            .collect::<Result<Vec<Slot>, RecipeError>>()?;
-        Ok(Generator {
-            recipe: recipe.clone(),
-            cfg,
-            simd,
-            plan,
-            stepper: Stepper::with_simd(simd),
-            measurer: Measurer::with_simd(simd),
-            lanes: Default::default(),
-            slots,
-            rngs: (0..n).map(|_| cave_rng(0)).collect(),
-            values: [f64::NAN; crate::measure::Metric::COUNT],
         })
+    }
+
+    /// One slot (grid, trajectory, stream) per cave of a batch, shaped like the recipe.
+    fn fit_slots(&mut self) -> Result<(), RecipeError> {
+        let n = match self.plan {
+            Plan::Single => 1,
+            Plan::Lanes { .. } => self.simd.lanes(),
+        };
+        let (rows, cols) = (self.recipe.rows, self.recipe.cols);
+        if self
+            .slots
+            .first()
+            .is_some_and(|s| (s.grid.rows(), s.grid.cols()) != (rows, cols))
+        {
+            self.slots.clear();
+        }
+        self.slots.truncate(n);
+        while self.slots.len() < n {
+            self.slots.push(Slot {
+                grid: Grid::new(rows, cols)?,
+                trajectory: Vec::with_capacity(self.recipe.trajectory_len()),
+            });
+        }
+        self.rngs.resize_with(n, || cave_rng(0));
+        Ok(())
     }
 
     pub fn recipe(&self) -> &Recipe {
@@ -171,6 +208,7 @@ impl Generator {
             Plan::Single => {
                 let seed = seeds[0];
                 self.rngs[0] = cave_rng(seed);
+                let t = self.timing.as_ref().map(|_| Instant::now());
                 let (r, slot, rng) = (&self.recipe, &mut self.slots[0], &mut self.rngs[0]);
                 let g = &mut slot.grid;
                 // Everything random after the fill (corridor digging) continues this stream;
@@ -187,29 +225,59 @@ impl Generator {
                 }
                 slot.trajectory.clear();
                 slot.trajectory.push(g.count_walls() as f64 / cells);
+                let t1 = self.timing.as_ref().map(|_| Instant::now());
                 run_passes(&mut self.stepper, &r.passes, slot, cells);
+                if let (Some(t), Some(t1), Some(times)) = (t, t1, self.timing.as_mut()) {
+                    times.fill += t1 - t;
+                    times.passes += t1.elapsed();
+                }
             }
             Plan::Lanes { th, steps } => {
                 for (k, rng) in self.rngs.iter_mut().enumerate() {
                     // Lanes past the seeds run a throwaway cave (the last seed again).
                     *rng = cave_rng(seeds[k.min(seeds.len() - 1)]);
                 }
-                let [a, b] = &mut self.lanes;
-                self.simd.run(BatchTask {
-                    recipe: &self.recipe,
-                    th,
-                    steps,
-                    bufs: (a, b),
-                    slots: &mut self.slots[..seeds.len()],
-                    rngs: &mut self.rngs,
-                });
+                let mut cur = 0;
+                let phases: &[Phase] = if steps {
+                    &[Phase::Fill, Phase::Steps, Phase::Copy]
+                } else {
+                    &[Phase::Fill, Phase::Copy]
+                };
+                for &phase in phases {
+                    let t = self.timing.as_ref().map(|_| Instant::now());
+                    cur = self.simd.run(BatchTask {
+                        phase,
+                        recipe: &self.recipe,
+                        th,
+                        bufs: &mut self.lanes,
+                        cur,
+                        slots: &mut self.slots[..seeds.len()],
+                        rngs: &mut self.rngs,
+                    });
+                    if let (Some(t), Some(times)) = (t, self.timing.as_mut()) {
+                        *match phase {
+                            Phase::Fill => &mut times.fill,
+                            Phase::Steps => &mut times.passes,
+                            Phase::Copy => &mut times.copy,
+                        } += t.elapsed();
+                    }
+                }
                 if !steps {
+                    let t = self.timing.as_ref().map(|_| Instant::now());
                     for slot in &mut self.slots[..seeds.len()] {
                         run_passes(&mut self.stepper, &self.recipe.passes, slot, cells);
+                    }
+                    if let (Some(t), Some(times)) = (t, self.timing.as_mut()) {
+                        times.passes += t.elapsed();
                     }
                 }
             }
         }
+        let t = self
+            .timing
+            .as_ref()
+            .filter(|_| !self.recipe.post.is_empty())
+            .map(|_| Instant::now());
         for (slot, rng) in self.slots[..seeds.len()].iter_mut().zip(&mut self.rngs) {
             for &step in &self.recipe.post {
                 self.measurer
@@ -217,7 +285,25 @@ impl Generator {
                 slot.trajectory.push(slot.grid.count_walls() as f64 / cells);
             }
         }
+        if let Some(times) = self.timing.as_mut() {
+            if let Some(t) = t {
+                times.post += t.elapsed();
+            }
+            times.caves += seeds.len() as u64;
+        }
         Ok(())
+    }
+
+    /// Start (or stop) recording how long each stage of [`Generator::generate`] takes
+    /// (`cavesweep bench` reports it); [`Generator::take_times`] returns the totals. A few
+    /// clock reads per batch, none per cell.
+    pub fn set_timing(&mut self, on: bool) {
+        self.timing = on.then(StageTimes::default);
+    }
+
+    /// The stage times recorded since timing was switched on or last taken.
+    pub fn take_times(&mut self) -> StageTimes {
+        self.timing.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     /// Generate and measure the cave of `seed`.
@@ -282,13 +368,24 @@ fn run_passes(stepper: &mut Stepper, passes: &[Pass], slot: &mut Slot, cells: f6
     }
 }
 
-/// The lanes part of a batch: fill (and, if `steps`, every pass) in a SIMD clone, then each
-/// cave copied out to its slot.
+/// A part of a batch made in lanes, in a SIMD clone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// The fill, into buffer 0 (the wall fraction starts each trajectory).
+    Fill,
+    /// Every pass (all sync Moore), from buffer `cur` back and forth.
+    Steps,
+    /// Each wanted cave copied out of buffer `cur` to its slot.
+    Copy,
+}
+
 struct BatchTask<'a> {
+    phase: Phase,
     recipe: &'a Recipe,
     th: Threshold,
-    steps: bool,
-    bufs: (&'a mut LaneBuf, &'a mut LaneBuf),
+    bufs: &'a mut [LaneBuf; 2],
+    /// The buffer holding the batch.
+    cur: usize,
     /// The caves wanted (a prefix of the lanes).
     slots: &'a mut [Slot],
     /// One stream per lane.
@@ -296,43 +393,83 @@ struct BatchTask<'a> {
 }
 
 impl Task for BatchTask<'_> {
-    type Output = ();
+    /// The buffer holding the batch afterwards.
+    type Output = usize;
     #[inline(always)]
-    fn run<I: Isa>(self) {
+    fn run<I: Isa>(self) -> usize {
         let BatchTask {
+            phase,
             recipe,
             th,
-            steps,
             bufs,
+            mut cur,
             slots,
             rngs,
         } = self;
         let (rows, cols) = (recipe.rows, recipe.cols);
         let cells = (rows * cols) as f64;
-        let mut a = bufs.0.view::<I::Lanes>(rows, cols);
-        let mut b = bufs.1.view::<I::Lanes>(rows, cols);
         let n = <I::Lanes as Lane>::N;
-        let counts = fill::bernoulli_lanes(a.raw_mut(), rows, cols, &th, &mut rngs[..n]);
-        for (k, slot) in slots.iter_mut().enumerate() {
-            slot.trajectory.clear();
-            slot.trajectory.push(counts.get(k) as f64 / cells);
-        }
-        if steps {
-            // Guards of the other buffer read as FLOOR until a step prepares them.
-            b.clear_edges();
-            for pass in &recipe.passes {
-                let masks = kernel::sync_moore(pass).expect("checked when planning");
-                for _ in 0..pass.repeat {
-                    let c = kernel::step_lanes(&mut a, &mut b, masks, pass.outside, pass.border);
-                    std::mem::swap(&mut a, &mut b);
-                    for (k, slot) in slots.iter_mut().enumerate() {
-                        slot.trajectory.push(c.get(k) as f64 / cells);
+        let [b0, b1] = bufs;
+        match phase {
+            Phase::Fill => {
+                let mut a = b0.view::<I::Lanes>(rows, cols);
+                let counts = fill::bernoulli_lanes(a.raw_mut(), rows, cols, &th, &mut rngs[..n]);
+                for (k, slot) in slots.iter_mut().enumerate() {
+                    slot.trajectory.clear();
+                    slot.trajectory.push(counts.get(k) as f64 / cells);
+                }
+                0
+            }
+            Phase::Steps => {
+                let (mut a, mut b) = if cur == 0 {
+                    (
+                        b0.view::<I::Lanes>(rows, cols),
+                        b1.view::<I::Lanes>(rows, cols),
+                    )
+                } else {
+                    (
+                        b1.view::<I::Lanes>(rows, cols),
+                        b0.view::<I::Lanes>(rows, cols),
+                    )
+                };
+                // Guards of the other buffer read as FLOOR until a step prepares them.
+                b.clear_edges();
+                for pass in &recipe.passes {
+                    let masks = kernel::sync_moore(pass).expect("checked when planning");
+                    for _ in 0..pass.repeat {
+                        let c =
+                            kernel::step_lanes(&mut a, &mut b, masks, pass.outside, pass.border);
+                        std::mem::swap(&mut a, &mut b);
+                        cur ^= 1;
+                        for (k, slot) in slots.iter_mut().enumerate() {
+                            slot.trajectory.push(c.get(k) as f64 / cells);
+                        }
                     }
                 }
+                cur
+            }
+            Phase::Copy => {
+                let a = if cur == 0 { b0 } else { b1 }.view::<I::Lanes>(rows, cols);
+                a.lanes_to_grids(slots);
+                cur
             }
         }
-        a.lanes_to_grids(slots);
     }
+}
+
+/// Time spent per stage by [`Generator::generate`] (see [`Generator::set_timing`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct StageTimes {
+    /// Caves made.
+    pub caves: u64,
+    /// The fill (in lanes or per cave).
+    pub fill: std::time::Duration,
+    /// The passes (in lanes or per cave), wall counts for the trajectory included.
+    pub passes: std::time::Duration,
+    /// Copying caves out of the lanes to their grids.
+    pub copy: std::time::Duration,
+    /// Post-steps.
+    pub post: std::time::Duration,
 }
 
 /// A generated, not yet measured cave handed out by [`Generator::generate`]; it lends the

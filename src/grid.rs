@@ -392,6 +392,12 @@ impl Grid {
     }
 }
 
+impl AsMut<Grid> for Grid {
+    fn as_mut(&mut self) -> &mut Grid {
+        self
+    }
+}
+
 /// Check a shape before anything is allocated.
 pub fn check_shape(rows: usize, cols: usize) -> Result<(), GridError> {
     if rows == 0 || cols == 0 {

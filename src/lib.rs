@@ -6,6 +6,8 @@
 //! flags and prints. [`oracle`] is the scalar reference the kernels are tested against.
 
 pub mod benchmark;
+pub mod failpoint;
+pub mod fanout;
 pub mod fill;
 pub mod generate;
 pub mod grid;
@@ -20,4 +22,5 @@ pub mod reproduce;
 pub mod rng;
 pub mod rule;
 pub mod simd;
+pub mod store;
 pub mod sweep;

@@ -5,10 +5,13 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use cavesweep::benchmark::{PresetBench, Spread, bench_recipe, simd_path};
+use cavesweep::benchmark::{
+    PresetBench, Spread, Stages, bench_recipe, paths_rates, simd_path, stage_times,
+};
 use cavesweep::io::write_atomic;
 use cavesweep::measure::MetricSet;
 use cavesweep::presets::{NAMES, preset};
+use cavesweep::simd::Simd;
 use clap::Args;
 
 #[derive(Args)]
@@ -31,7 +34,18 @@ pub struct BenchArgs {
     /// Threads for the parallel figure (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
-    /// Where to write bench.csv (created if needed).
+    /// Measure the sweep machinery on parameter grids instead (1,025 and 100,000 points against
+    /// one point doing the same work), through real sweeps into a scratch folder; writes grid.csv.
+    #[arg(long)]
+    grid: bool,
+    /// Caves per sweep of the --grid benchmark.
+    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1000..))]
+    grid_caves: u64,
+    /// Also measure every SIMD path this CPU runs (forced as `CAVESWEEP_SIMD` would), one
+    /// thread per preset; writes paths.csv.
+    #[arg(long)]
+    paths: bool,
+    /// Where to write bench.csv and stages.csv (created if needed).
     #[arg(long, default_value = "results/bench")]
     out: PathBuf,
 }
@@ -61,6 +75,9 @@ pub fn main(a: BenchArgs) -> Result<()> {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     if threads == 0 {
         bail!("--threads must be at least 1");
+    }
+    if a.grid {
+        return grid(&a, threads);
     }
     let names: Vec<String> = if a.preset.is_empty() {
         NAMES.iter().map(|s| s.to_string()).collect()
@@ -165,6 +182,170 @@ pub fn main(a: BenchArgs) -> Result<()> {
     std::fs::create_dir_all(&a.out)
         .with_context(|| format!("cannot create {}", a.out.display()))?;
     let path = a.out.join("bench.csv");
+    write_atomic(&path, &csv.into_inner()?)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    writeln!(out, "wrote {}", path.display())?;
+
+    // Where a cave's time goes, one thread, on the path in use.
+    let simd = Simd::active();
+    writeln!(out)?;
+    writeln!(
+        out,
+        "stages, us per cave, 1 thread, SIMD path {simd} (medians of {} repeats; total = the \
+         whole pipeline timed on its own)",
+        a.repeats
+    )?;
+    writeln!(
+        out,
+        "{:<15} {:>8} {:>8} {:>9} {:>8} {:>8} {:>8}",
+        "preset", "fill", "passes", "copy-out", "post", "measure", "total"
+    )?;
+    let mut csv = csv::Writer::from_writer(Vec::new());
+    csv.write_record([
+        "preset",
+        "simd",
+        "metrics",
+        "fill_us",
+        "passes_us",
+        "copy_us",
+        "post_us",
+        "measure_us",
+        "total_us",
+    ])?;
+    for r in &recipes {
+        let st: Stages = stage_times(r, a.metrics, simd, a.repeats as usize, slice)?;
+        writeln!(
+            out,
+            "{:<15} {:>8.3} {:>8.3} {:>9.3} {:>8.3} {:>8.3} {:>8.3}",
+            r.name, st.fill, st.passes, st.copy, st.post, st.measure, st.total
+        )?;
+        let mut rec = vec![r.name.clone(), simd.to_string(), a.metrics.to_string()];
+        rec.extend(
+            [st.fill, st.passes, st.copy, st.post, st.measure, st.total].map(|v| format!("{v:.4}")),
+        );
+        csv.write_record(rec)?;
+    }
+    let path = a.out.join("stages.csv");
+    write_atomic(&path, &csv.into_inner()?)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    writeln!(out, "wrote {}", path.display())?;
+
+    if a.paths {
+        let all = Simd::available();
+        writeln!(out)?;
+        writeln!(
+            out,
+            "caves/s per SIMD path, 1 thread (medians of {} repeats; each path forced as \
+             CAVESWEEP_SIMD would)",
+            a.repeats
+        )?;
+        let mut head = format!("{:<15}", "preset");
+        for p in &all {
+            head += &format!(" {:>15}", p.to_string());
+        }
+        writeln!(out, "{head}")?;
+        let mut csv = csv::Writer::from_writer(Vec::new());
+        csv.write_record(["preset", "path", "level", "metrics", "caves_1_median"])?;
+        for r in &recipes {
+            let rates = paths_rates(r, a.metrics, a.repeats as usize, slice)?;
+            let mut line = format!("{:<15}", r.name);
+            for (p, v) in &rates {
+                line += &format!(" {:>15}", human(*v));
+                csv.write_record([
+                    r.name.clone(),
+                    p.to_string(),
+                    p.level().to_string(),
+                    a.metrics.to_string(),
+                    format!("{v:.1}"),
+                ])?;
+            }
+            writeln!(out, "{line}")?;
+        }
+        let path = a.out.join("paths.csv");
+        write_atomic(&path, &csv.into_inner()?)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        writeln!(out, "wrote {}", path.display())?;
+    }
+    Ok(())
+}
+
+/// `cavesweep bench --grid`.
+fn grid(a: &BenchArgs, threads: usize) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "cavesweep bench --grid: sweeps of ~{} caves each, {} repeats interleaved, {threads} threads, SIMD {}, metrics {}",
+        a.grid_caves,
+        a.repeats,
+        simd_path(),
+        a.metrics
+    )?;
+    writeln!(
+        out,
+        "median [min-max]; caves/s of the whole sweep (generation, statistics, store, CSV files)"
+    )?;
+    writeln!(
+        out,
+        "{:<36} {:>8} {:>10} {:>24} {:<22} {:>24} {:>22}",
+        "grid", "points", "seeds/pt", "caves/s", "reference", "reference caves/s", "ratio"
+    )?;
+    let rows =
+        cavesweep::sweep::bench::bench_grid(a.grid_caves, threads, a.repeats as usize, a.metrics)?;
+    let mut csv = csv::Writer::from_writer(Vec::new());
+    csv.write_record([
+        "grid",
+        "points",
+        "seeds_per_point",
+        "caves",
+        "threads",
+        "repeats",
+        "simd",
+        "metrics",
+        "caves_per_s_median",
+        "caves_per_s_min",
+        "caves_per_s_max",
+        "reference",
+        "reference_median",
+        "ratio_median",
+        "ratio_min",
+        "ratio_max",
+    ])?;
+    for r in &rows {
+        writeln!(
+            out,
+            "{:<36} {:>8} {:>10} {:>24} {:<22} {:>24} {:>6.2}x [{:.2}-{:.2}]",
+            r.name,
+            r.points,
+            r.seeds_per_point,
+            spread(&r.rate),
+            r.reference_name,
+            spread(&r.reference),
+            r.ratio.median,
+            r.ratio.min,
+            r.ratio.max
+        )?;
+        csv.write_record([
+            r.name.clone(),
+            r.points.to_string(),
+            r.seeds_per_point.to_string(),
+            r.caves.to_string(),
+            threads.to_string(),
+            a.repeats.to_string(),
+            simd_path(),
+            a.metrics.to_string(),
+            format!("{:.1}", r.rate.median),
+            format!("{:.1}", r.rate.min),
+            format!("{:.1}", r.rate.max),
+            r.reference_name.clone(),
+            format!("{:.1}", r.reference.median),
+            format!("{:.3}", r.ratio.median),
+            format!("{:.3}", r.ratio.min),
+            format!("{:.3}", r.ratio.max),
+        ])?;
+    }
+    std::fs::create_dir_all(&a.out)
+        .with_context(|| format!("cannot create {}", a.out.display()))?;
+    let path = a.out.join("grid.csv");
     write_atomic(&path, &csv.into_inner()?)
         .with_context(|| format!("cannot write {}", path.display()))?;
     writeln!(out, "wrote {}", path.display())?;

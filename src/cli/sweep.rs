@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Result, bail};
 use cavesweep::measure::{Gate, MetricSet};
-use cavesweep::sweep::{self, Outcome, PerSeed, Plan, Shard, SweepSpec, vary::Vary};
+use cavesweep::sweep::{self, Outcome, PerSeed, Plan, RunOptions, Shard, SweepSpec, vary::Vary};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -21,7 +21,7 @@ pub struct SweepArgs {
     /// `steps=1..9` (half-open) or `steps=1..=8`. Several flags make the cartesian grid.
     #[arg(long, value_name = "KEY=VALUES")]
     vary: Vec<Vary>,
-    /// Seeds to run, half-open: `0..200` is 200 seeds.
+    /// Seeds to run: `0..200` (half-open: 200 seeds) or `0..=199`; `1e6` and `1_000_000` work.
     #[arg(long, value_name = "A..B")]
     seeds: String,
     /// Gate every cave, e.g. `floor_fraction>=0.55 && components<=3` (flags are ANDed).
@@ -55,7 +55,7 @@ pub struct MergeArgs {
     /// Shard output folders (from `sweep --shard K/N`).
     #[arg(required = true)]
     dirs: Vec<PathBuf>,
-    /// Folder for the merged files (must be empty or new).
+    /// Folder for the merged files (new, empty, or an unfinished merge of the same shards).
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
     /// Replace the cavesweep files already in --out.
@@ -76,13 +76,65 @@ fn progress_bar(total: u64) -> ProgressBar {
     pb
 }
 
+/// The most worker threads accepted: 4 per core (a typo like `--threads 100000` must fail fast,
+/// not spawn threads for minutes while ignoring Ctrl-C).
+pub fn check_threads(threads: Option<usize>) -> Result<usize> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cap = 4 * cores;
+    match threads {
+        None => Ok(cores),
+        Some(0) => bail!("--threads must be at least 1"),
+        Some(t) if t > cap => {
+            bail!(
+                "--threads {t} is more than this machine can use (at most {cap}: 4 per core, {cores} cores)"
+            )
+        }
+        Some(t) => Ok(t),
+    }
+}
+
+/// The command line as recorded in a sweep folder: the flags that decide the results, as typed,
+/// without those that do not (`--threads`, `--out`, `--force`, `--shard`), so the record is the
+/// same whatever machine, thread count or shard ran it.
+fn recorded_command() -> String {
+    let mut out = vec!["cavesweep".to_string()];
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let flag = a.split('=').next().unwrap_or("");
+        match flag {
+            "--threads" | "--out" | "--shard" => {
+                if !a.contains('=') {
+                    args.next();
+                }
+            }
+            "--force" => {}
+            _ => out.push(cavesweep::store::shell_quote(&a)),
+        }
+    }
+    out.join(" ")
+}
+
+/// Ctrl-C (or SIGTERM) once: finish the chunks in flight, checkpoint, exit 130. Twice: exit at
+/// once (the store holds the last checkpoint; only the work since then is lost).
+fn stop_on_signals() -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let _ = ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            eprintln!(
+                "cavesweep: stopping now; rerun the same command to resume from the last checkpoint"
+            );
+            std::process::exit(130);
+        }
+    });
+    stop
+}
+
 pub fn main(a: SweepArgs) -> Result<()> {
+    let threads = check_threads(a.threads)?;
     let base = a.recipe.recipe()?;
     let seeds = sweep::parse_seeds(&a.seeds)?;
     let gate = Gate::all(&a.gate)?;
-    if a.threads == Some(0) {
-        bail!("--threads must be at least 1");
-    }
     let plan = Plan::new(SweepSpec {
         base,
         varies: a.vary,
@@ -92,41 +144,47 @@ pub fn main(a: SweepArgs) -> Result<()> {
         per_seed: a.per_seed,
         chunk: a.chunk,
     })?;
-    let threads = a
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let stop = Arc::new(AtomicBool::new(false));
-    {
-        let stop = stop.clone();
-        // SIGINT and SIGTERM: finish the chunks in flight, checkpoint, exit.
-        let _ = ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst));
-    }
-    let mut bar: Option<ProgressBar> = None;
-    let report = sweep::run(
-        &plan,
-        &a.out,
-        a.shard.unwrap_or(Shard::WHOLE),
+    let stop = stop_on_signals();
+    let command = recorded_command();
+    let opts = RunOptions {
+        shard: a.shard.unwrap_or(Shard::WHOLE),
         threads,
-        a.force,
-        &stop,
-        &mut |done, total| {
-            let pb = bar.get_or_insert_with(|| progress_bar(total));
-            pb.set_position(done);
-            pb.set_message(format!("{:.0}/s", pb.per_sec()));
-        },
-    )?;
+        force: a.force,
+        command: &command,
+        stop: &stop,
+    };
+    let mut bar: Option<ProgressBar> = None;
+    let report = sweep::run(&plan, &a.out, &opts, &mut |done, total| {
+        let pb = bar.get_or_insert_with(|| progress_bar(total));
+        pb.set_position(done);
+        pb.set_message(format!("{:.0}/s", pb.per_sec()));
+    })?;
     if let Some(pb) = bar {
         pb.finish_and_clear();
+    }
+    for r in &report.repairs {
+        eprintln!("cavesweep: repaired: {r}");
     }
     let secs = report.elapsed.as_secs_f64();
     let rate = report.seeds_run as f64 / secs.max(1e-9);
     let pass = report.passed as f64 / report.seeds_done.max(1) as f64;
     match report.outcome {
+        Outcome::Complete if report.verified => {
+            eprintln!(
+                "already complete: {} caves ({} grid points x {} seeds), files verified against their records, pass rate {:.2}% -> {}",
+                report.seeds_done,
+                plan.n_points(),
+                plan.n_seeds(),
+                pass * 100.0,
+                a.out.display()
+            );
+            Ok(())
+        }
         Outcome::Complete => {
             eprintln!(
                 "swept {} caves ({} grid points x {} seeds{}) in {secs:.2} s: {rate:.0} caves/s on {threads} threads, pass rate {:.2}% -> {}",
                 report.seeds_done,
-                plan.points.len(),
+                plan.n_points(),
                 plan.n_seeds(),
                 if report.seeds_run < report.seeds_done {
                     format!(", {} resumed", report.seeds_done - report.seeds_run)
@@ -151,11 +209,28 @@ pub fn main(a: SweepArgs) -> Result<()> {
 }
 
 pub fn merge(a: MergeArgs) -> Result<()> {
-    let seeds = cavesweep::sweep::store::merge(&a.dirs, &a.out, a.force)?;
-    eprintln!(
-        "merged {} shard folders ({seeds} caves) into {}",
-        a.dirs.len(),
-        a.out.display()
-    );
+    let mut bar: Option<ProgressBar> = None;
+    let report = cavesweep::sweep::merge::merge(&a.dirs, &a.out, a.force, &mut |done, total| {
+        let pb = bar.get_or_insert_with(|| progress_bar(total));
+        pb.set_position(done);
+    })?;
+    if let Some(pb) = bar {
+        pb.finish_and_clear();
+    }
+    if report.verified {
+        eprintln!(
+            "already merged: {} caves from {} shard folders in {}, files verified against their records",
+            report.caves,
+            report.shards,
+            a.out.display()
+        );
+    } else {
+        eprintln!(
+            "merged {} shard folders ({} caves) into {}",
+            report.shards,
+            report.caves,
+            a.out.display()
+        );
+    }
     Ok(())
 }

@@ -301,3 +301,108 @@ unsafe fn hrow<V: Lane>(d: *const V, o: usize) -> [V; 4] {
     // SAFETY: the caller's guarantee.
     unsafe { hsum3_parts(*d.add(o - 1), *d.add(o), *d.add(o + 1)) }
 }
+
+/// Caves stepped in lanes on a SIMD path, for callers outside the generator (benches, tests):
+/// [`Lanes::load`] interleaves grids into the lanes, [`Lanes::run_pass`] steps them, and
+/// [`Lanes::store`] copies them out. The generator itself never interleaves: its fill writes
+/// the lanes directly.
+#[derive(Debug)]
+pub struct Lanes {
+    simd: crate::simd::Simd,
+    rows: usize,
+    cols: usize,
+    bufs: [LaneBuf; 2],
+    cur: usize,
+}
+
+impl Lanes {
+    /// A batch of `simd.lanes()` caves of `rows x cols`.
+    pub fn new(simd: crate::simd::Simd, rows: usize, cols: usize) -> Lanes {
+        Lanes {
+            simd,
+            rows,
+            cols,
+            bufs: Default::default(),
+            cur: 0,
+        }
+    }
+
+    /// Caves per batch.
+    pub fn lanes(&self) -> usize {
+        self.simd.lanes()
+    }
+
+    /// Put `grids` (at most [`Lanes::lanes`], all `rows x cols`) into lanes `0..grids.len()`;
+    /// the other lanes hold empty caves.
+    pub fn load(&mut self, grids: &[Grid]) {
+        struct T<'a>(&'a mut Lanes, &'a [Grid]);
+        impl crate::simd::Task for T<'_> {
+            type Output = ();
+            #[inline(always)]
+            fn run<I: crate::simd::Isa>(self) {
+                let T(l, grids) = self;
+                assert!(grids.len() <= <I::Lanes as Lane>::N);
+                let mut a = l.bufs[0].view::<I::Lanes>(l.rows, l.cols);
+                a.raw_mut().fill(<I::Lanes as Lane>::ZERO);
+                for (k, g) in grids.iter().enumerate() {
+                    a.grid_to_lane(k, g);
+                }
+                l.cur = 0;
+            }
+        }
+        let simd = self.simd;
+        simd.run(T(self, grids));
+    }
+
+    /// Apply `pass` (a sync Moore pass, see [`super::sync_moore`]) `pass.repeat` times to every
+    /// lane; returns the walls per lane after the last step.
+    ///
+    /// # Panics
+    /// If the pass cannot run in lanes.
+    pub fn run_pass(&mut self, pass: &crate::rule::Pass) -> [u64; 8] {
+        struct T<'a>(&'a mut Lanes, &'a crate::rule::Pass);
+        impl crate::simd::Task for T<'_> {
+            type Output = [u64; 8];
+            #[inline(always)]
+            fn run<I: crate::simd::Isa>(self) -> [u64; 8] {
+                let T(l, pass) = self;
+                let masks = super::sync_moore(pass).expect("a sync Moore pass");
+                let [b0, b1] = &mut l.bufs;
+                let (mut a, mut b) = if l.cur == 0 {
+                    (b0.view::<I::Lanes>(l.rows, l.cols), b1.view(l.rows, l.cols))
+                } else {
+                    (b1.view::<I::Lanes>(l.rows, l.cols), b0.view(l.rows, l.cols))
+                };
+                b.clear_edges();
+                let mut counts = [0u64; 8];
+                for _ in 0..pass.repeat {
+                    let c = super::step_lanes(&mut a, &mut b, masks, pass.outside, pass.border);
+                    std::mem::swap(&mut a, &mut b);
+                    l.cur ^= 1;
+                    for (k, n) in counts.iter_mut().enumerate().take(<I::Lanes as Lane>::N) {
+                        *n = c.get(k);
+                    }
+                }
+                counts
+            }
+        }
+        let simd = self.simd;
+        simd.run(T(self, pass))
+    }
+
+    /// Copy lanes `0..grids.len()` out to `grids`.
+    pub fn store(&mut self, grids: &mut [Grid]) {
+        struct T<'a>(&'a mut Lanes, &'a mut [Grid]);
+        impl crate::simd::Task for T<'_> {
+            type Output = ();
+            #[inline(always)]
+            fn run<I: crate::simd::Isa>(self) {
+                let T(l, grids) = self;
+                let a = l.bufs[l.cur].view::<I::Lanes>(l.rows, l.cols);
+                a.lanes_to_grids(grids);
+            }
+        }
+        let simd = self.simd;
+        simd.run(T(self, grids));
+    }
+}

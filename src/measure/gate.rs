@@ -175,8 +175,11 @@ impl GateResult {
 }
 
 impl Gate {
-    /// A gate from clauses (at most [`MAX_CLAUSES`]).
-    pub fn new(clauses: Vec<Clause>) -> Result<Gate, GateError> {
+    /// A gate from clauses (at most [`MAX_CLAUSES`]). A clause given twice is kept once (so it
+    /// gets one failure column).
+    pub fn new(mut clauses: Vec<Clause>) -> Result<Gate, GateError> {
+        let mut seen = std::collections::HashSet::new();
+        clauses.retain(|c| seen.insert(c.to_string()));
         if clauses.len() > MAX_CLAUSES {
             return Err(GateError::TooManyClauses(clauses.len()));
         }

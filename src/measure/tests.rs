@@ -259,6 +259,24 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    #[test]
+    fn wide_open_caves_match_oracle(seed: u64, rows in 1usize..100, cols in 1usize..300, walls in 0usize..4) {
+        // Nearly empty grids: min_width up to the grid's short side (the galloping search and
+        // the long windows of MinWidth), widths across 64-bit word boundaries.
+        let grid = random_grid(rows, cols, [0.0, 0.0005, 0.002, 0.01][walls], seed);
+        let bg = ByteGrid::from_grid(&grid);
+        let mut r = Mix(seed);
+        let spawn = (r.below(rows), r.below(cols));
+        let c = cfg(Connectivity::Four, spawn, None);
+        let c = MeasureConfig { metrics: MetricSet::EMPTY.with(Metric::MinWidth), ..c };
+        let want = oracle::measure(&bg, &c);
+        let got = measure(&grid, &c);
+        prop_assert!(same(&got, &want), "\n got  {}\n want {}\n{}", show(&got), show(&want), grid);
+    }
+}
+
 #[test]
 fn chapter_caves_match_oracle() {
     use crate::rule::{Border, Outside, Pass, Rule};

@@ -1,134 +1,142 @@
-//! The fan-out: chunks run on a rayon pool, each worker reusing one [`Generator`] per grid
-//! point; results flow to one collecting thread that merges statistics and persists progress.
+//! One chunk of a sweep, on a worker thread: generate its caves, measure, gate, record
+//! statistics and `seeds.csv` rows. Workers reuse their generator and buffers from chunk to chunk
+//! and from grid point to grid point.
 
+use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
-
-use rayon::prelude::*;
 
 use super::output::seed_row;
-use super::stats::PointStats;
+use super::stats::{PointBuilder, PointStats};
 use super::{PerSeed, Plan};
 use crate::generate::Generator;
+use crate::measure::{EMPTY_VALUES, Values};
 
 /// The outcome of one chunk.
 pub struct ChunkResult {
-    pub id: usize,
+    pub id: u64,
     pub point: usize,
-    pub stats: PointStats,
-    /// `seeds.csv` rows (no header), in seed order.
+    /// `None` when only the rows were asked for (a repair).
+    pub stats: Option<PointStats>,
+    /// `seeds.csv` rows (no header), in seed order, and how many.
     pub rows: Vec<u8>,
+    pub n_rows: u64,
 }
 
-/// A worker's generator, rebuilt only when the worker moves to another grid point.
-#[derive(Default)]
-pub struct GenCache {
-    current: Option<(usize, Generator)>,
+/// A worker's reusable state.
+pub struct Worker {
+    /// The grid point the generator, builder and params are set up for.
+    point: Option<usize>,
+    generator: Option<Generator>,
+    builder: Option<PointBuilder>,
+    params: Vec<String>,
+    values: Values,
 }
 
-impl GenCache {
-    fn get(&mut self, plan: &Plan, point: usize) -> &mut Generator {
-        if self.current.as_ref().is_none_or(|(p, _)| *p != point) {
-            let g = Generator::new(&plan.points[point].recipe, plan.computed)
-                .expect("plan recipes are validated");
-            self.current = Some((point, g));
+impl Default for Worker {
+    fn default() -> Worker {
+        Worker {
+            point: None,
+            generator: None,
+            builder: None,
+            params: Vec::new(),
+            values: EMPTY_VALUES,
         }
-        &mut self.current.as_mut().unwrap().1
     }
 }
 
-/// Empty statistics shaped for grid point `point`.
-pub fn empty_stats(plan: &Plan, point: usize) -> PointStats {
-    PointStats::new(
-        plan.computed,
-        plan.spec.gate.clauses().len(),
-        plan.points[point].recipe.trajectory_len(),
-    )
+impl Worker {
+    fn prepare(&mut self, plan: &Plan, point: usize) {
+        if self.point == Some(point) {
+            return;
+        }
+        let recipe = plan.recipe(point);
+        match &mut self.generator {
+            Some(g) => g
+                .set_recipe(recipe, plan.computed)
+                .expect("plan recipes are validated"),
+            None => {
+                self.generator = Some(
+                    Generator::new(&recipe, plan.computed).expect("plan recipes are validated"),
+                )
+            }
+        }
+        let shape = plan.shape(point);
+        if self.builder.as_ref().is_none_or(|b| b.shape() != shape) {
+            self.builder = Some(PointBuilder::new(shape));
+        }
+        self.params = plan.params(point);
+        self.point = Some(point);
+    }
 }
 
-/// Run chunk `id`. Returns `None` when `stop` was raised before it finished (its partial
-/// work is dropped: a chunk is the unit of persistence).
+/// How often (in seeds) a chunk looks at the stop flag.
+const STOP_CHECK: u64 = 256;
+
+/// Run chunk `id`. With `rows_only`, statistics are not collected (a repair of lost rows).
+/// Returns `None` when `stop` was raised before it finished (its partial work is dropped: a
+/// chunk is the unit of persistence).
 pub fn run_chunk(
     plan: &Plan,
-    id: usize,
-    cache: &mut GenCache,
+    id: u64,
+    w: &mut Worker,
     stop: &AtomicBool,
+    rows_only: bool,
 ) -> Option<ChunkResult> {
     let (point, seeds) = plan.chunk(id);
-    let mut stats = empty_stats(plan, point);
+    w.prepare(plan, point);
+    let Worker {
+        generator,
+        builder,
+        params,
+        values,
+        ..
+    } = w;
+    let generator = generator.as_mut().expect("prepared");
+    let builder = builder.as_mut().expect("prepared");
+    let per_seed = plan.spec.per_seed;
     let mut rows = Vec::new();
-    let generator = cache.get(plan, point);
-    let params = &plan.points[point].params;
-    for seed in seeds {
-        if seed % 1024 == 0 && stop.load(Ordering::Relaxed) {
-            return None;
-        }
-        let cave = generator.run(seed).expect("plan recipes are validated");
-        let gate = plan.spec.gate.eval(cave.values);
-        stats.record(cave.trajectory, cave.values, gate);
-        let keep = match plan.spec.per_seed {
-            PerSeed::All => true,
-            PerSeed::Kept => gate.pass(),
-            PerSeed::None => false,
-        };
-        if keep {
-            seed_row(
-                &mut rows,
-                seed,
-                params,
-                plan.computed,
-                cave.values,
-                gate.pass(),
-            );
-        }
+    let mut n_rows = 0;
+    let mut stopped = false;
+    let flow = generator
+        .generate(seeds, |cave| {
+            if cave.seed % STOP_CHECK == 0 && stop.load(Ordering::Relaxed) {
+                stopped = true;
+                return ControlFlow::Break(());
+            }
+            cave.measure(values);
+            let gate = plan.spec.gate.eval(values);
+            if !rows_only {
+                builder.record(cave.trajectory, values, gate);
+            }
+            let keep = match per_seed {
+                PerSeed::All => true,
+                PerSeed::Kept => gate.pass(),
+                PerSeed::None => false,
+            };
+            if keep {
+                seed_row(
+                    &mut rows,
+                    cave.seed,
+                    params,
+                    plan.computed,
+                    values,
+                    gate.pass(),
+                );
+                n_rows += 1;
+            }
+            ControlFlow::Continue(())
+        })
+        .expect("plan recipes are validated");
+    if stopped || flow.is_break() {
+        // Leave the builder empty for the next chunk.
+        builder.finish();
+        return None;
     }
     Some(ChunkResult {
         id,
         point,
-        stats,
+        stats: (!rows_only).then(|| builder.finish()),
         rows,
-    })
-}
-
-/// Run `ids` on `threads` threads, handing each finished chunk to `collect` on the calling
-/// thread (in completion order). Stops early, without error, when `stop` is raised.
-pub fn run_chunks<E>(
-    plan: &Plan,
-    ids: &[usize],
-    threads: usize,
-    stop: &AtomicBool,
-    mut collect: impl FnMut(ChunkResult) -> Result<(), E>,
-) -> Result<(), E> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .expect("thread pool");
-    let (tx, rx) = mpsc::sync_channel::<ChunkResult>(threads * 4);
-    std::thread::scope(|s| {
-        s.spawn(move || {
-            pool.install(|| {
-                ids.par_iter()
-                    .with_max_len(1)
-                    .for_each_init(GenCache::default, |cache, &id| {
-                        if stop.load(Ordering::Relaxed) {
-                            return;
-                        }
-                        if let Some(r) = run_chunk(plan, id, cache, stop) {
-                            // The receiver only hangs up after an error; then drop results.
-                            let _ = tx.send(r);
-                        }
-                    })
-            })
-        });
-        let mut result = Ok(());
-        for r in rx {
-            if result.is_ok() {
-                result = collect(r);
-                if result.is_err() {
-                    stop.store(true, Ordering::Relaxed);
-                }
-            }
-        }
-        result
+        n_rows,
     })
 }

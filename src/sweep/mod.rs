@@ -1,18 +1,23 @@
 //! Sweeps: millions of (grid point x seed) caves, reduced on the fly to statistics.
 //!
-//! - [`vary`]: `--vary` axes and their cartesian product;
-//! - [`Plan`]: the fixed list of chunks (grid point, seed range) a sweep is cut into. The cut
-//!   depends only on the sweep's definition, never on the thread count, so chunk ids name the
-//!   same work in every run, resume and shard;
-//! - [`stats`]: the exactly mergeable collector;
-//! - [`store`]: the output folder: checkpoints, per-chunk seed rows, resume, shards and merge;
-//! - [`output`]: the CSV files;
-//! - [`engine`]: rayon fan-out over chunks with a single collecting thread.
+//! - [`vary`]: `--vary` axes and their cartesian product (computed per point, never expanded);
+//! - [`Plan`]: the fixed cut of a sweep into chunks (grid point, seed range). The cut depends only
+//!   on the sweep's definition, never on the thread count, so chunk ids name the same work in
+//!   every run, resume and shard;
+//! - [`stats`]: the exactly mergeable, sparse collector;
+//! - [`engine`]: runs one chunk (generate, measure, gate, record);
+//! - [`state`]: the sweep's records in the output folder's store ([`crate::store`]): open grid
+//!   points, checkpoints, verified resume, the final files;
+//! - [`merge`]: shard folders into one;
+//! - [`output`]: the CSV rows;
+//! - [`bench`]: what the machinery costs on grids (`cavesweep bench --grid`).
 
+pub mod bench;
 pub mod engine;
+pub mod merge;
 pub mod output;
+pub mod state;
 pub mod stats;
-pub mod store;
 pub mod vary;
 
 use std::fmt;
@@ -21,6 +26,7 @@ use std::str::FromStr;
 
 use crate::measure::{Gate, MetricSet};
 use crate::recipe::{Recipe, RecipeError};
+use stats::Shape;
 use vary::{Vary, VaryError};
 
 /// Why a sweep could not be planned or run.
@@ -30,7 +36,9 @@ pub enum SweepError {
     Vary(#[from] VaryError),
     #[error("grid point {point}: {source}")]
     Point { point: String, source: RecipeError },
-    #[error("--seeds {0:?}: expected A..B with A < B (half-open: 0..200 is 200 seeds)")]
+    #[error(
+        "--seeds {0:?}: expected A..B (half-open: 0..200 is 200 seeds) or A..=B, with A < B <= 18446744073709551615"
+    )]
     Seeds(String),
     #[error("--shard {0:?}: expected K/N with 1 <= K <= N")]
     Shard(String),
@@ -39,7 +47,15 @@ pub enum SweepError {
     #[error("--chunk must be at least 1")]
     Chunk,
     #[error("{0}")]
+    TooBig(String),
+    #[error("{0}")]
     Store(String),
+}
+
+impl From<crate::store::StoreError> for SweepError {
+    fn from(e: crate::store::StoreError) -> SweepError {
+        SweepError::Store(e.0)
+    }
 }
 
 /// Which caves get a row in `seeds.csv`.
@@ -72,12 +88,33 @@ impl fmt::Display for PerSeed {
     }
 }
 
-/// `A..B`, half-open.
+/// A seed: a `u64` in decimal, with optional `_` separators or a power-of-ten exponent
+/// (`1e12`, `5e6`) as long as the value is a whole number that fits.
+fn parse_seed(t: &str) -> Option<u64> {
+    let t = t.trim().replace('_', "");
+    if let Some((m, e)) = t.split_once(['e', 'E']) {
+        let (m, e): (u64, u32) = (m.parse().ok()?, e.parse().ok()?);
+        return m.checked_mul(10u64.checked_pow(e)?);
+    }
+    t.parse().ok()
+}
+
+/// `A..B` (half-open) or `A..=B` (inclusive), as a half-open range of at least one seed. Every
+/// seed up to `u64::MAX - 1` can be named; `u64::MAX` itself cannot (the range would not fit).
 pub fn parse_seeds(s: &str) -> Result<Range<u64>, SweepError> {
     let err = || SweepError::Seeds(s.into());
     let (a, b) = s.split_once("..").ok_or_else(err)?;
-    let a: u64 = a.trim().parse().map_err(|_| err())?;
-    let b: u64 = b.trim().parse().map_err(|_| err())?;
+    let (b, inclusive) = match b.strip_prefix('=') {
+        Some(b) => (b, true),
+        None => (b, false),
+    };
+    let a = parse_seed(a).ok_or_else(err)?;
+    let b = parse_seed(b).ok_or_else(err)?;
+    let b = if inclusive {
+        b.checked_add(1).ok_or_else(err)?
+    } else {
+        b
+    };
     if a >= b {
         return Err(err());
     }
@@ -95,8 +132,24 @@ impl Shard {
     pub const WHOLE: Shard = Shard { k: 1, n: 1 };
     /// Whether chunk `id` belongs to this shard (round robin, so every shard gets a share of
     /// every grid point).
-    pub fn owns(self, id: usize) -> bool {
-        id % self.n as usize == (self.k - 1) as usize
+    pub fn owns(self, id: u64) -> bool {
+        id % self.n as u64 == (self.k - 1) as u64
+    }
+    /// How many ids in `lo..hi` this shard owns.
+    pub fn owned_in(self, lo: u64, hi: u64) -> u64 {
+        let (n, r) = (self.n as u64, (self.k - 1) as u64);
+        // Ids <= x owned: those r + j n <= x.
+        let upto = |x: u64| if x < r { 0 } else { (x - r) / n + 1 };
+        if hi <= lo {
+            return 0;
+        }
+        upto(hi - 1) - if lo == 0 { 0 } else { upto(lo - 1) }
+    }
+    /// The first id >= `lo` this shard owns (None past `u64::MAX`).
+    pub fn first_owned(self, lo: u64) -> Option<u64> {
+        let (n, r) = (self.n as u64, (self.k - 1) as u64);
+        let off = (r + n - lo % n) % n;
+        lo.checked_add(off)
     }
 }
 
@@ -133,11 +186,14 @@ pub struct SweepSpec {
     pub chunk: Option<u64>,
 }
 
-/// Seeds per chunk when not given: about 64 chunks per grid point, between 64 and 16384
-/// seeds, so small sweeps still spread over cores and big ones checkpoint every few
-/// milliseconds of work per chunk. Depends on the seed count only.
-pub fn default_chunk(seeds: u64) -> u64 {
-    (seeds / 64).clamp(64, 16_384)
+/// Seeds per chunk when not given. About 64 chunks in all (so a small sweep still spreads over
+/// cores and a big one checkpoints every few milliseconds of work per chunk) but never less than
+/// one chunk per grid point: a grid's points give the parallelism, and a chunk of a whole point
+/// avoids paying per-chunk costs many times per point. Between 64 and 16384 seeds (fewer only
+/// when a point has fewer seeds). Depends on the sweep's definition only.
+pub fn default_chunk(seeds: u64, points: usize) -> u64 {
+    let per_point = 64u64.div_ceil(points.max(1) as u64);
+    seeds.div_ceil(per_point).clamp(64, 16_384)
 }
 
 /// One grid point: its parameter values (as given to `--vary`) and its recipe.
@@ -147,66 +203,154 @@ pub struct PlanPoint {
     pub recipe: Recipe,
 }
 
-/// A sweep cut into chunks. See the module docs.
+/// A sweep cut into chunks. See the module docs. Grid points are not stored: a point's values
+/// and recipe are computed from its index when it is run.
 #[derive(Debug, Clone)]
 pub struct Plan {
     pub spec: SweepSpec,
-    pub points: Vec<PlanPoint>,
+    n_points: usize,
     /// Metrics computed: the requested ones plus those the gate reads.
     pub computed: MetricSet,
     pub chunk: u64,
-    pub chunks_per_point: usize,
+    pub chunks_per_point: u64,
 }
 
+/// The largest chunk count a sweep may have (chunk ids are stored as SQLite integers).
+const MAX_CHUNKS: u64 = i64::MAX as u64;
+
 impl Plan {
-    /// Build every grid point's recipe (each override validated) and the chunking.
+    /// Check every grid point's recipe (each override validated) and cut the sweep into chunks.
     pub fn new(spec: SweepSpec) -> Result<Plan, SweepError> {
-        let points = vary::grid_points(&spec.varies)?
-            .into_iter()
-            .map(|params| {
-                let mut recipe = spec.base.clone();
-                for (v, value) in spec.varies.iter().zip(&params) {
-                    recipe
-                        .set(&v.key, value)
-                        .map_err(|source| SweepError::Point {
-                            point: format!("{}={value}", v.key),
-                            source,
-                        })?;
-                }
-                Ok(PlanPoint { params, recipe })
-            })
-            .collect::<Result<Vec<_>, SweepError>>()?;
+        let n_points = vary::point_count(&spec.varies)?;
         let n = spec.seeds.end - spec.seeds.start;
-        let chunk = spec.chunk.unwrap_or_else(|| default_chunk(n));
+        n.checked_mul(n_points as u64).ok_or_else(|| {
+            SweepError::TooBig(format!(
+                "{n_points} grid points x {n} seeds is more than 2^64 caves; sweep fewer seeds or points"
+            ))
+        })?;
+        let chunk = spec.chunk.unwrap_or_else(|| default_chunk(n, n_points));
         if chunk == 0 {
             return Err(SweepError::Chunk);
         }
-        let chunks_per_point = n.div_ceil(chunk) as usize;
+        let chunks_per_point = n.div_ceil(chunk);
+        if chunks_per_point
+            .checked_mul(n_points as u64)
+            .is_none_or(|c| c > MAX_CHUNKS)
+        {
+            return Err(SweepError::TooBig(format!(
+                "--chunk {chunk} cuts this sweep into more than 2^63 chunks; use a larger --chunk"
+            )));
+        }
         let computed = spec.metrics.union(spec.gate.metrics());
-        Ok(Plan {
+        let plan = Plan {
             spec,
-            points,
+            n_points,
             computed,
             chunk,
             chunks_per_point,
-        })
+        };
+        for p in 0..n_points {
+            plan.try_recipe(p)?;
+        }
+        Ok(plan)
     }
 
-    pub fn n_chunks(&self) -> usize {
-        self.points.len() * self.chunks_per_point
+    fn try_recipe(&self, point: usize) -> Result<Recipe, SweepError> {
+        let mut recipe = self.spec.base.clone();
+        for (i, v) in self.spec.varies.iter().enumerate() {
+            let value = v.value(axis_index(&self.spec.varies, point, i));
+            recipe
+                .set(&v.key, &value)
+                .map_err(|source| SweepError::Point {
+                    point: format!("{}={value}", v.key),
+                    source,
+                })?;
+        }
+        Ok(recipe)
     }
 
+    /// Number of grid points.
+    pub fn n_points(&self) -> usize {
+        self.n_points
+    }
+
+    /// Number of chunks in all shards.
+    pub fn n_chunks(&self) -> u64 {
+        self.chunks_per_point * self.n_points as u64
+    }
+
+    /// Seeds per grid point.
     pub fn n_seeds(&self) -> u64 {
         self.spec.seeds.end - self.spec.seeds.start
     }
 
+    /// Caves in the whole sweep (fits: checked by [`Plan::new`]).
+    pub fn n_caves(&self) -> u64 {
+        self.n_seeds() * self.n_points as u64
+    }
+
+    /// The parameter values of grid point `point`.
+    pub fn params(&self, point: usize) -> Vec<String> {
+        vary::params(&self.spec.varies, point)
+    }
+
+    /// The recipe of grid point `point` (validated by [`Plan::new`]).
+    pub fn recipe(&self, point: usize) -> Recipe {
+        self.try_recipe(point)
+            .expect("grid point recipes are validated by Plan::new")
+    }
+
+    /// Grid point `point`: values and recipe.
+    pub fn point(&self, point: usize) -> PlanPoint {
+        PlanPoint {
+            params: self.params(point),
+            recipe: self.recipe(point),
+        }
+    }
+
+    /// The statistics shape of grid point `point`.
+    pub fn shape(&self, point: usize) -> Shape {
+        Shape {
+            metrics: self.computed,
+            clauses: self.spec.gate.clauses().len(),
+            steps: self.trajectory_len(point),
+        }
+    }
+
+    /// Wall-fraction samples per cave at grid point `point`.
+    pub fn trajectory_len(&self, point: usize) -> usize {
+        // Only varied keys can change it; skip building the recipe when none of them can.
+        if self
+            .spec
+            .varies
+            .iter()
+            .any(|v| matches!(v.key.as_str(), "steps" | "post"))
+        {
+            self.recipe(point).trajectory_len()
+        } else {
+            self.spec.base.trajectory_len()
+        }
+    }
+
     /// The grid point and seed range of chunk `id` (point-major, seeds ascending).
-    pub fn chunk(&self, id: usize) -> (usize, Range<u64>) {
-        let point = id / self.chunks_per_point;
-        let k = (id % self.chunks_per_point) as u64;
+    pub fn chunk(&self, id: u64) -> (usize, Range<u64>) {
+        let point = (id / self.chunks_per_point) as usize;
+        let k = id % self.chunks_per_point;
+        (point, self.chunk_seeds(k))
+    }
+
+    /// The seeds of the `k`-th chunk of a point.
+    pub fn chunk_seeds(&self, k: u64) -> Range<u64> {
+        // k * chunk < n <= u64::MAX - start: no overflow.
         let start = self.spec.seeds.start + k * self.chunk;
-        let end = (start + self.chunk).min(self.spec.seeds.end);
-        (point, start..end)
+        let len = (self.spec.seeds.end - start).min(self.chunk);
+        start..start + len
+    }
+
+    /// The chunk ids of grid point `point`.
+    pub fn point_chunks(&self, point: usize) -> Range<u64> {
+        let a = point as u64 * self.chunks_per_point;
+        a..a + self.chunks_per_point
     }
 
     /// The varied keys (the parameter columns).
@@ -228,25 +372,122 @@ impl Plan {
         })
     }
 
-    /// The command line that reproduces these results (threads and output folder aside).
-    pub fn command(&self) -> String {
-        let mut c = format!("cavesweep sweep --preset {}", self.spec.base.name);
-        for v in &self.spec.varies {
-            c.push_str(&format!(" --vary '{v}'"));
+    /// Rebuild the plan a fingerprint describes (used by `merge`).
+    pub fn from_fingerprint(fp: &serde_json::Value) -> Result<Plan, SweepError> {
+        let bad = |why: String| SweepError::Store(format!("recorded sweep definition: {why}"));
+        let s = |k: &str| {
+            fp.get(k)
+                .and_then(|v| v.as_str())
+                .ok_or_else(|| bad(format!("no {k:?}")))
+        };
+        let base = Recipe::from_toml(s("recipe")?).map_err(|e| bad(e.to_string()))?;
+        let varies = fp
+            .get("vary")
+            .and_then(|v| v.as_array())
+            .ok_or_else(|| bad("no \"vary\"".into()))?
+            .iter()
+            .map(|v| {
+                v.as_str()
+                    .ok_or_else(|| bad("a vary entry is not text".into()))?
+                    .parse::<Vary>()
+                    .map_err(|e| bad(e.to_string()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let gate: Gate = match s("gate")? {
+            "" => Gate::default(),
+            g => g
+                .parse()
+                .map_err(|e: crate::measure::GateError| bad(e.to_string()))?,
+        };
+        let spec = SweepSpec {
+            base,
+            varies,
+            seeds: parse_seeds(s("seeds")?)?,
+            gate,
+            metrics: s("metrics")?
+                .parse::<MetricSet>()
+                .map_err(|e| bad(e.to_string()))?,
+            per_seed: s("per_seed")?.parse::<PerSeed>()?,
+            chunk: fp.get("chunk").and_then(|c| c.as_u64()),
+        };
+        let plan = Plan::new(spec)?;
+        if &plan.fingerprint() != fp {
+            return Err(bad("it does not rebuild the same sweep".into()));
         }
-        c.push_str(&format!(
-            " --seeds {}..{}",
-            self.spec.seeds.start, self.spec.seeds.end
-        ));
-        if !self.spec.gate.clauses().is_empty() {
-            c.push_str(&format!(" --gate '{}'", self.spec.gate));
-        }
-        c.push_str(&format!(
-            " --metrics {} --per-seed {} --chunk {}",
-            self.spec.metrics, self.spec.per_seed, self.chunk
-        ));
-        c
+        Ok(plan)
     }
+}
+
+/// The index into axis `axis` of grid point `point`.
+fn axis_index(varies: &[Vary], point: usize, axis: usize) -> usize {
+    let inner: usize = varies[axis + 1..].iter().map(Vary::len).product();
+    (point / inner) % varies[axis].len()
+}
+
+/// A short human description of a recorded sweep (for "folder holds a different sweep").
+pub fn describe_fingerprint(fp: &serde_json::Value) -> String {
+    let get = |k: &str| fp.get(k).map(|v| v.to_string()).unwrap_or_default();
+    let name = fp
+        .get("recipe")
+        .and_then(|r| r.as_str())
+        .and_then(|r| r.lines().find(|l| l.starts_with("name")))
+        .unwrap_or("name = ?")
+        .to_string();
+    format!(
+        "{name}, seeds {}, vary {}, gate {}",
+        get("seeds"),
+        get("vary"),
+        get("gate")
+    )
+}
+
+/// How a sweep run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every chunk of this shard is done and the final files are written and recorded.
+    Complete,
+    /// Stopped by the stop flag; the store holds everything finished.
+    Interrupted,
+}
+
+/// How a run is carried out (none of it changes the results).
+pub struct RunOptions<'a> {
+    pub shard: Shard,
+    pub threads: usize,
+    /// Replace the cavesweep files of another sweep in the folder.
+    pub force: bool,
+    /// The command recorded in the folder when it is created (see `manifest.json`).
+    pub command: &'a str,
+    /// Raised (e.g. by Ctrl-C) to stop after the chunks in flight, with a checkpoint.
+    pub stop: &'a std::sync::atomic::AtomicBool,
+}
+
+/// What a sweep run did, for the final report line.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub outcome: Outcome,
+    /// Caves generated by this run (resumed work and repairs excluded).
+    pub seeds_run: u64,
+    /// Caves done by this shard in all, and its total.
+    pub seeds_done: u64,
+    pub seeds_total: u64,
+    pub passed: u64,
+    pub elapsed: std::time::Duration,
+    /// The folder was already complete and its files matched their records.
+    pub verified: bool,
+    /// What was found damaged and redone (one line each).
+    pub repairs: Vec<String>,
+}
+
+/// Run (or resume, or verify) a sweep into `out`. `progress(done, total)` is called as chunks
+/// finish.
+pub fn run(
+    plan: &Plan,
+    out: &std::path::Path,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Report, SweepError> {
+    state::SweepState::open(plan, out, opts)?.run(opts, progress)
 }
 
 #[cfg(test)]
@@ -278,6 +519,47 @@ mod tests {
             }
         }
         assert!(seen.iter().all(|&n| n == 1));
+        // A grid gets one chunk per point when it has enough points.
+        let grid = Plan::new(spec(0..1000, &["fill=0.30:0.70:0.01", "steps=1..=25"])).unwrap();
+        assert_eq!(
+            (grid.n_points(), grid.chunk, grid.chunks_per_point),
+            (1025, 1000, 1)
+        );
+        assert_eq!(grid.params(26), ["0.31", "2"]);
+        assert_eq!(grid.trajectory_len(26), 3);
+    }
+
+    #[test]
+    fn seeds_reach_u64_max_without_overflow() {
+        let max = u64::MAX;
+        let plan = Plan::new(spec(max - 615..max, &[])).unwrap();
+        let total: u64 = (0..plan.n_chunks())
+            .map(|id| {
+                let r = plan.chunk(id).1;
+                r.end - r.start
+            })
+            .sum();
+        assert_eq!(total, 615);
+        assert_eq!(plan.chunk(plan.n_chunks() - 1).1.end, max);
+        let one = Plan::new(spec(max - 1..max, &[])).unwrap();
+        assert_eq!(one.chunk(0).1, max - 1..max);
+        let all = Plan::new(spec(0..max, &[])).unwrap();
+        assert_eq!(all.chunk, 16_384);
+        assert_eq!(all.chunk(all.n_chunks() - 1).1.end, max);
+        assert!(Plan::new(spec(0..max, &["fill=0.4,0.5"])).is_err());
+    }
+
+    #[test]
+    fn seed_ranges_parse() {
+        assert!(parse_seeds("5..5").is_err() && parse_seeds("a..3").is_err());
+        assert_eq!(parse_seeds("0..200").unwrap(), 0..200);
+        assert_eq!(parse_seeds("0..=199").unwrap(), 0..200);
+        assert_eq!(parse_seeds("0..1e12").unwrap(), 0..1_000_000_000_000);
+        assert_eq!(parse_seeds("1_000..2_000").unwrap(), 1000..2000);
+        assert_eq!(parse_seeds("0..18446744073709551615").unwrap(), 0..u64::MAX);
+        assert!(parse_seeds("0..=18446744073709551615").is_err());
+        assert!(parse_seeds("0..18446744073709551616").is_err());
+        assert!(parse_seeds("0..1e20").is_err() && parse_seeds("0..1.5e3").is_err());
     }
 
     #[test]
@@ -286,99 +568,26 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("fill=1.5"), "{e}");
-        assert!(parse_seeds("5..5").is_err() && parse_seeds("a..3").is_err());
-        assert_eq!(parse_seeds("0..200").unwrap(), 0..200);
         assert!("0/2".parse::<Shard>().is_err() && "3/2".parse::<Shard>().is_err());
         let s: Shard = "2/3".parse().unwrap();
         assert!(s.owns(1) && s.owns(4) && !s.owns(0));
     }
-}
 
-/// A short human description of a recorded sweep (for "folder holds a different sweep").
-fn output_summary(fp: &serde_json::Value) -> String {
-    let get = |k: &str| fp.get(k).map(|v| v.to_string()).unwrap_or_default();
-    let name = fp
-        .get("recipe")
-        .and_then(|r| r.as_str())
-        .and_then(|r| r.lines().find(|l| l.starts_with("name")))
-        .unwrap_or("name = ?")
-        .to_string();
-    format!(
-        "{name}, seeds {}, vary {}, gate {}",
-        get("seeds"),
-        get("vary"),
-        get("gate")
-    )
-}
-
-/// How a sweep run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// Every chunk of this shard is done and the final files are written.
-    Complete,
-    /// Stopped by the stop flag; the checkpoint holds everything finished.
-    Interrupted,
-}
-
-/// What a sweep run did, for the final report line.
-#[derive(Debug, Clone, Copy)]
-pub struct Report {
-    pub outcome: Outcome,
-    /// Caves generated by this run (resumed work excluded).
-    pub seeds_run: u64,
-    /// Caves done by this shard in all, and its total.
-    pub seeds_done: u64,
-    pub seeds_total: u64,
-    pub passed: u64,
-    pub elapsed: std::time::Duration,
-}
-
-/// Run (or resume) a sweep into `out`. `progress(done, total)` is called after each chunk;
-/// raising `stop` ends the run after the chunks in flight, with a checkpoint.
-pub fn run(
-    plan: &Plan,
-    out: &std::path::Path,
-    shard: Shard,
-    threads: usize,
-    force: bool,
-    stop: &std::sync::atomic::AtomicBool,
-    progress: &mut dyn FnMut(u64, u64),
-) -> Result<Report, SweepError> {
-    let start = std::time::Instant::now();
-    let mut store = store::Store::open(out, plan, shard, force)?;
-    let before = store.seeds_done();
-    let total = store.seeds_total();
-    if store.is_complete() {
-        // Nothing to do: the final files are already there (and the parts folded into them).
-        return Ok(Report {
-            outcome: Outcome::Complete,
-            seeds_run: 0,
-            seeds_done: before,
-            seeds_total: total,
-            passed: store.passed(),
-            elapsed: start.elapsed(),
-        });
+    #[test]
+    fn shard_ownership_counts_match_a_scan() {
+        for n in 1..6u32 {
+            for k in 1..=n {
+                let s = Shard { k, n };
+                for lo in 0..20u64 {
+                    for hi in lo..30u64 {
+                        let scan = (lo..hi).filter(|&i| s.owns(i)).count() as u64;
+                        assert_eq!(s.owned_in(lo, hi), scan, "{s} {lo}..{hi}");
+                    }
+                    let first = (lo..).find(|&i| s.owns(i)).unwrap();
+                    assert_eq!(s.first_owned(lo), Some(first));
+                }
+            }
+        }
+        assert_eq!(Shard { k: 1, n: 2 }.first_owned(u64::MAX), None);
     }
-    progress(before, total);
-    let pending = store.pending();
-    engine::run_chunks(plan, &pending, threads.max(1), stop, |r| {
-        store.add(r)?;
-        progress(store.seeds_done(), total);
-        Ok::<(), SweepError>(())
-    })?;
-    let outcome = if store.is_complete() {
-        store.finish()?;
-        Outcome::Complete
-    } else {
-        store.checkpoint()?;
-        Outcome::Interrupted
-    };
-    Ok(Report {
-        outcome,
-        seeds_run: store.seeds_done() - before,
-        seeds_done: store.seeds_done(),
-        seeds_total: total,
-        passed: store.passed(),
-        elapsed: start.elapsed(),
-    })
 }

@@ -106,8 +106,8 @@ fn push_summary(out: &mut Vec<u8>, s: &Summary) {
 
 const STAT_NAMES: [&str; 7] = ["mean", "sd", "min", "p05", "p50", "p95", "max"];
 
-/// `summary.csv`.
-pub fn summary_csv(plan: &Plan, stats: &[PointStats]) -> Vec<u8> {
+/// The `summary.csv` header.
+pub fn summary_header(plan: &Plan) -> Vec<u8> {
     let mut out = Vec::new();
     let mut rest: Vec<String> = vec![
         "recipe".into(),
@@ -126,62 +126,68 @@ pub fn summary_csv(plan: &Plan, stats: &[PointStats]) -> Vec<u8> {
         rest.extend(STAT_NAMES.iter().map(|s| format!("{}_{s}", m.name())));
     }
     header(&mut out, &[], plan, &rest);
-    for (point, st) in plan.points.iter().zip(stats) {
-        push_params(&mut out, &point.params);
-        push_field(&mut out, &point.recipe.name);
-        out.push(b',');
-        push_num(&mut out, st.seeds as f64);
-        out.push(b',');
-        push_num(&mut out, st.passed as f64);
-        out.push(b',');
-        push_num(&mut out, st.passed as f64 / st.seeds.max(1) as f64);
-        for f in &st.fails {
-            out.push(b',');
-            push_num(&mut out, *f as f64);
-        }
-        for m in Metric::ALL {
-            if let Some(acc) = &st.metrics[m.index()] {
-                out.push(b',');
-                push_summary(&mut out, &acc.summary());
-            }
-        }
-        out.push(b'\n');
-    }
     out
 }
 
-/// `trajectory.csv`.
-pub fn trajectory_csv(plan: &Plan, stats: &[PointStats]) -> Vec<u8> {
+/// One `summary.csv` row: grid point `params` and its statistics.
+pub fn summary_row(out: &mut Vec<u8>, plan: &Plan, params: &[String], st: &PointStats) {
+    push_params(out, params);
+    push_field(out, &plan.spec.base.name);
+    out.push(b',');
+    push_num(out, st.seeds as f64);
+    out.push(b',');
+    push_num(out, st.passed as f64);
+    out.push(b',');
+    push_num(out, st.passed as f64 / st.seeds.max(1) as f64);
+    for f in &st.fails {
+        out.push(b',');
+        push_num(out, *f as f64);
+    }
+    for m in Metric::ALL {
+        if let Some(acc) = &st.metrics[m.index()] {
+            out.push(b',');
+            push_summary(out, &acc.summary());
+        }
+    }
+    out.push(b'\n');
+}
+
+/// The `trajectory.csv` header.
+pub fn trajectory_header(plan: &Plan) -> Vec<u8> {
     let mut out = Vec::new();
     let mut rest: Vec<String> = vec!["step".into(), "n".into()];
     rest.extend(STAT_NAMES.iter().map(|s| s.to_string()));
     header(&mut out, &[], plan, &rest);
-    for (point, st) in plan.points.iter().zip(stats) {
-        for (step, acc) in st.trajectory.iter().enumerate() {
-            push_params(&mut out, &point.params);
-            push_num(&mut out, step as f64);
-            out.push(b',');
-            let s = acc.summary();
-            push_num(&mut out, s.n as f64);
-            out.push(b',');
-            push_summary(&mut out, &s);
-            out.push(b'\n');
-        }
-    }
     out
 }
 
-/// `components.csv`: the distribution of the component count.
-pub fn components_csv(plan: &Plan, stats: &[PointStats]) -> Vec<u8> {
+/// The `trajectory.csv` rows of one grid point.
+pub fn trajectory_rows(out: &mut Vec<u8>, params: &[String], st: &PointStats) {
+    for (step, acc) in st.trajectory.iter().enumerate() {
+        push_params(out, params);
+        push_num(out, step as f64);
+        out.push(b',');
+        let s = acc.summary();
+        push_num(out, s.n as f64);
+        out.push(b',');
+        push_summary(out, &s);
+        out.push(b'\n');
+    }
+}
+
+/// The `components.csv` header.
+pub fn components_header(plan: &Plan) -> Vec<u8> {
     let mut out = Vec::new();
     header(&mut out, &[], plan, &["components".into(), "caves".into()]);
-    for (point, st) in plan.points.iter().zip(stats) {
-        for (&k, &n) in &st.components {
-            push_params(&mut out, &point.params);
-            writeln!(out, "{k},{n}").expect("vec write");
-        }
-    }
     out
+}
+
+/// The `components.csv` rows of one grid point: the distribution of the component count.
+pub fn components_rows(out: &mut Vec<u8>, params: &[String], st: &PointStats) {
+    for &(k, n) in &st.components {
+        push_params(out, params);
+        writeln!(out, "{k},{n}").expect("vec write");
+    }
 }
 
 #[cfg(test)]

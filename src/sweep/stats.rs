@@ -1,15 +1,24 @@
-//! The streaming statistics collector: per grid point, exactly mergeable in any order.
+//! The streaming statistics collector: per grid point, exactly mergeable in any order, small.
 //!
 //! Every accumulator is a sum of integers, so merging chunks in any order, on any number of
 //! threads or machines, gives bit-identical results (floating-point sums would depend on the
 //! order). A value is recorded as a fixed-point integer: fractions (in [0, 1]) at 2^-40, counts
 //! exactly. Mean and standard deviation come from the exact sums `n`, `Σq`, `Σq²` (i128);
-//! minimum and maximum are exact; quantiles come from an HDR histogram of the value at 3
-//! significant digits (fractions scaled by 10^6 first), so p05/p50/p95 are within 0.1% of a
-//! recorded value. Memory per accumulator is bounded by the histogram (a few KiB), whatever the
-//! number of seeds.
+//! minimum and maximum are exact.
+//!
+//! Quantiles come from an HDR histogram at 3 significant digits (fractions scaled by 10^6 first),
+//! so p05/p50/p95 are within 0.1% of a recorded value. The buckets are `hdrhistogram`'s (its
+//! `lowest_equivalent`/`highest_equivalent`, and `value_at_quantile`'s rule), but the counts are
+//! kept *sparse*: a sorted list of (bucket, count) holding only the buckets seen. Why not
+//! `hdrhistogram::Histogram` itself: its dense counts array is ~88 KB per accumulator at our value
+//! range, i.e. ~3 MB per grid point with a 25-step trajectory; a 100,000-point grid cannot hold
+//! that, and a chunk of ten caves cannot afford to allocate, zero and scan it. The sparse form
+//! costs a few bytes per distinct bucket, merges by a linear walk, and gives the same quantiles.
+//!
+//! Workers record into [`PointBuilder`]s (values appended to reused buffers, sorted once per
+//! chunk); the collector merges the resulting [`PointStats`].
 
-use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -23,6 +32,12 @@ const FRAC_FIX: f64 = 1_099_511_627_776.0; // 2^40
 const FRAC_HIST: f64 = 1e6;
 /// Significant digits kept by the histograms.
 pub const HIST_SIGFIG: u8 = 3;
+
+/// The histogram whose bucketing every accumulator shares (its counts stay empty).
+fn buckets() -> &'static Histogram<u64> {
+    static H: OnceLock<Histogram<u64>> = OnceLock::new();
+    H.get_or_init(|| Histogram::new(HIST_SIGFIG).expect("valid sigfig"))
+}
 
 /// Whether an accumulator holds fractions (scaled) or counts (exact integers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -58,16 +73,18 @@ impl Kind {
 
 /// Statistics of one quantity over many caves. NaN values (not measured, or empty such as an
 /// unreachable exit) are counted in `missing` and left out of everything else.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Acc {
     kind: Kind,
     n: u64,
     missing: u64,
     sum: i128,
     sumsq: i128,
+    /// Exact extremes; meaningless (and stored as 0) while `n == 0`.
     min: f64,
     max: f64,
-    hist: Histogram<u64>,
+    /// (bucket's lowest value, count), buckets strictly increasing, counts > 0.
+    hist: Vec<(u64, u64)>,
 }
 
 /// One row of statistics, ready to print.
@@ -91,42 +108,63 @@ impl Acc {
             missing: 0,
             sum: 0,
             sumsq: 0,
-            min: f64::INFINITY,
-            max: f64::NEG_INFINITY,
-            hist: Histogram::new(HIST_SIGFIG).expect("valid sigfig"),
+            min: 0.0,
+            max: 0.0,
+            hist: Vec::new(),
         }
-    }
-
-    #[inline]
-    pub fn record(&mut self, v: f64) {
-        if v.is_nan() {
-            self.missing += 1;
-            return;
-        }
-        let q = (v * self.kind.fix()).round() as i128;
-        self.n += 1;
-        self.sum += q;
-        self.sumsq += q * q;
-        self.min = self.min.min(v);
-        self.max = self.max.max(v);
-        let h = (v * self.kind.hist()).round().max(0.0) as u64;
-        self.hist
-            .record(h)
-            .expect("auto-resizing histogram records any u64 below 2^63");
     }
 
     /// Add another accumulator of the same kind (exact, order independent).
     pub fn merge(&mut self, o: &Acc) {
         debug_assert_eq!(self.kind, o.kind);
+        if o.n > 0 {
+            if self.n == 0 {
+                (self.min, self.max) = (o.min, o.max);
+            } else {
+                self.min = self.min.min(o.min);
+                self.max = self.max.max(o.max);
+            }
+        }
         self.n += o.n;
         self.missing += o.missing;
         self.sum += o.sum;
         self.sumsq += o.sumsq;
-        self.min = self.min.min(o.min);
-        self.max = self.max.max(o.max);
-        self.hist
-            .add(&o.hist)
-            .expect("auto-resizing histograms merge");
+        if o.hist.is_empty() {
+            return;
+        }
+        if self.hist.is_empty() {
+            self.hist.clone_from(&o.hist);
+            return;
+        }
+        let mut out = Vec::with_capacity(self.hist.len() + o.hist.len());
+        let (mut a, mut b) = (self.hist.iter().peekable(), o.hist.iter().peekable());
+        loop {
+            match (a.peek(), b.peek()) {
+                (Some(&&(ka, ca)), Some(&&(kb, cb))) => {
+                    if ka == kb {
+                        out.push((ka, ca + cb));
+                        a.next();
+                        b.next();
+                    } else if ka < kb {
+                        out.push((ka, ca));
+                        a.next();
+                    } else {
+                        out.push((kb, cb));
+                        b.next();
+                    }
+                }
+                (Some(&&x), None) => {
+                    out.push(x);
+                    a.next();
+                }
+                (None, Some(&&x)) => {
+                    out.push(x);
+                    b.next();
+                }
+                (None, None) => break,
+            }
+        }
+        self.hist = out;
     }
 
     pub fn n(&self) -> u64 {
@@ -134,6 +172,23 @@ impl Acc {
     }
     pub fn missing(&self) -> u64 {
         self.missing
+    }
+
+    /// `hdrhistogram::Histogram::value_at_quantile` on the sparse counts.
+    fn value_at_quantile(&self, q: f64) -> u64 {
+        let want = ((q.min(1.0) * self.n as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        for &(k, c) in &self.hist {
+            seen += c;
+            if seen >= want {
+                return if q == 0.0 {
+                    k
+                } else {
+                    buckets().highest_equivalent(k)
+                };
+            }
+        }
+        0
     }
 
     /// The statistics; all NaN when nothing was recorded.
@@ -166,7 +221,7 @@ impl Acc {
             };
             var_q.max(0.0).sqrt() / fix
         };
-        let q = |p: f64| self.hist.value_at_quantile(p) as f64 / self.kind.hist();
+        let q = |p: f64| self.value_at_quantile(p) as f64 / self.kind.hist();
         // Fixed-point rounding and histogram buckets can land a hair outside the exact range.
         let clamp = |v: f64| v.clamp(self.min, self.max);
         Summary {
@@ -180,16 +235,100 @@ impl Acc {
             max: self.max,
         }
     }
+
+    /// Internal consistency of a stored accumulator against the caves it claims to cover.
+    fn check(&self, kind: Kind, caves: u64) -> Result<(), String> {
+        if self.kind != kind {
+            return Err("an accumulator has the wrong kind".into());
+        }
+        if self.n.checked_add(self.missing) != Some(caves) {
+            return Err(format!(
+                "an accumulator covers {} + {} caves, not {caves}",
+                self.n, self.missing
+            ));
+        }
+        let mut total = 0u64;
+        for (i, &(k, c)) in self.hist.iter().enumerate() {
+            if c == 0 || (i > 0 && self.hist[i - 1].0 >= k) || buckets().lowest_equivalent(k) != k {
+                return Err("a histogram is malformed".into());
+            }
+            total = total.checked_add(c).ok_or("a histogram count overflows")?;
+        }
+        if total != self.n {
+            return Err(format!(
+                "a histogram holds {total} values, its accumulator {}",
+                self.n
+            ));
+        }
+        if self.n > 0 && !(self.min.is_finite() && self.max.is_finite() && self.min <= self.max) {
+            return Err("an accumulator's extremes are invalid".into());
+        }
+        if self.n > 0 && self.kind == Kind::Fraction && !(self.min >= 0.0 && self.max <= 1.0) {
+            return Err("a fraction lies outside [0, 1]".into());
+        }
+        Ok(())
+    }
 }
 
-impl PartialEq for Acc {
-    fn eq(&self, o: &Acc) -> bool {
-        AccFile::from(self) == AccFile::from(o)
+/// Records values into an [`Acc`] cheaply: sums now, histogram values into a reused buffer that
+/// is sorted and bucketed once, by [`AccBuilder::finish`].
+#[derive(Debug, Clone)]
+pub struct AccBuilder {
+    acc: Acc,
+    raw: Vec<u64>,
+}
+
+impl AccBuilder {
+    pub fn new(kind: Kind) -> AccBuilder {
+        AccBuilder {
+            acc: Acc::new(kind),
+            raw: Vec::new(),
+        }
+    }
+
+    #[inline]
+    pub fn record(&mut self, v: f64) {
+        let a = &mut self.acc;
+        if v.is_nan() {
+            a.missing += 1;
+            return;
+        }
+        let q = (v * a.kind.fix()).round() as i128;
+        if a.n == 0 {
+            (a.min, a.max) = (v, v);
+        } else {
+            a.min = a.min.min(v);
+            a.max = a.max.max(v);
+        }
+        a.n += 1;
+        a.sum += q;
+        a.sumsq += q * q;
+        self.raw.push((v * a.kind.hist()).round().max(0.0) as u64);
+    }
+
+    /// The accumulator of everything recorded since the last `finish`; the builder is emptied
+    /// (keeping its buffer).
+    pub fn finish(&mut self) -> Acc {
+        self.raw.sort_unstable();
+        let b = buckets();
+        let mut hist: Vec<(u64, u64)> = Vec::new();
+        for &v in &self.raw {
+            let k = b.lowest_equivalent(v);
+            match hist.last_mut() {
+                Some((lk, c)) if *lk == k => *c += 1,
+                _ => hist.push((k, 1)),
+            }
+        }
+        self.raw.clear();
+        let kind = self.acc.kind;
+        let mut acc = std::mem::replace(&mut self.acc, Acc::new(kind));
+        acc.hist = hist;
+        acc
     }
 }
 
 /// Everything collected for one grid point.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PointStats {
     pub seeds: u64,
     pub passed: u64,
@@ -199,23 +338,157 @@ pub struct PointStats {
     pub metrics: Vec<Option<Acc>>,
     /// Wall fraction after each trajectory step.
     pub trajectory: Vec<Acc>,
-    /// `components` value -> number of caves.
-    pub components: BTreeMap<u64, u64>,
+    /// (`components` value, number of caves), values strictly increasing.
+    pub components: Vec<(u64, u64)>,
+}
+
+/// The shape of a point's statistics: which metrics, how many clauses and trajectory steps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    pub metrics: MetricSet,
+    pub clauses: usize,
+    pub steps: usize,
 }
 
 impl PointStats {
-    pub fn new(metrics: MetricSet, clauses: usize, steps: usize) -> PointStats {
+    /// Empty statistics of `shape`.
+    pub fn new(shape: Shape) -> PointStats {
         PointStats {
             seeds: 0,
             passed: 0,
-            fails: vec![0; clauses],
+            fails: vec![0; shape.clauses],
             metrics: Metric::ALL
                 .iter()
-                .map(|&m| metrics.contains(m).then(|| Acc::new(Kind::of(m))))
+                .map(|&m| shape.metrics.contains(m).then(|| Acc::new(Kind::of(m))))
                 .collect(),
-            trajectory: (0..steps).map(|_| Acc::new(Kind::Fraction)).collect(),
-            components: BTreeMap::new(),
+            trajectory: (0..shape.steps).map(|_| Acc::new(Kind::Fraction)).collect(),
+            components: Vec::new(),
         }
+    }
+
+    /// Add another point's statistics (exact, order independent).
+    pub fn merge(&mut self, o: &PointStats) {
+        self.seeds += o.seeds;
+        self.passed += o.passed;
+        for (a, b) in self.fails.iter_mut().zip(&o.fails) {
+            *a += b;
+        }
+        for (a, b) in self.metrics.iter_mut().zip(&o.metrics) {
+            if let (Some(a), Some(b)) = (a, b) {
+                a.merge(b);
+            }
+        }
+        for (a, b) in self.trajectory.iter_mut().zip(&o.trajectory) {
+            a.merge(b);
+        }
+        if !o.components.is_empty() {
+            let mut all: Vec<(u64, u64)> = self.components.clone();
+            all.extend_from_slice(&o.components);
+            all.sort_unstable_by_key(|&(k, _)| k);
+            let mut out: Vec<(u64, u64)> = Vec::with_capacity(all.len());
+            for (k, c) in all {
+                match out.last_mut() {
+                    Some((lk, lc)) if *lk == k => *lc += c,
+                    _ => out.push((k, c)),
+                }
+            }
+            self.components = out;
+        }
+    }
+
+    /// The stored form (postcard: compact varints).
+    pub fn encode(&self) -> Vec<u8> {
+        postcard::to_allocvec(self).expect("statistics encode")
+    }
+
+    /// Decode a stored form and check it: the shape this sweep expects, and counts that agree
+    /// with each other and with the `seeds` caves it must cover.
+    pub fn decode(bytes: &[u8], shape: Shape, seeds: u64) -> Result<PointStats, String> {
+        let s: PointStats =
+            postcard::from_bytes(bytes).map_err(|e| format!("statistics do not decode ({e})"))?;
+        let expect = PointStats::new(shape);
+        if s.fails.len() != expect.fails.len()
+            || s.trajectory.len() != expect.trajectory.len()
+            || s.metrics.len() != expect.metrics.len()
+            || s.metrics
+                .iter()
+                .zip(&expect.metrics)
+                .any(|(a, b)| a.is_some() != b.is_some())
+        {
+            return Err("statistics have the wrong shape for this sweep".into());
+        }
+        if s.seeds != seeds {
+            return Err(format!(
+                "statistics cover {} caves, its done chunks {seeds}",
+                s.seeds
+            ));
+        }
+        if s.passed > s.seeds || s.fails.iter().any(|&f| f > s.seeds) {
+            return Err(format!(
+                "more caves passed or failed than were run ({} passed of {})",
+                s.passed, s.seeds
+            ));
+        }
+        for (m, acc) in Metric::ALL.iter().zip(&s.metrics) {
+            if let Some(acc) = acc {
+                acc.check(Kind::of(*m), s.seeds)?;
+            }
+        }
+        for acc in &s.trajectory {
+            acc.check(Kind::Fraction, s.seeds)?;
+        }
+        let mut total = 0u64;
+        for (i, &(k, c)) in s.components.iter().enumerate() {
+            if c == 0 || (i > 0 && s.components[i - 1].0 >= k) {
+                return Err("the component-count distribution is malformed".into());
+            }
+            total = total.saturating_add(c);
+        }
+        if total > s.seeds {
+            return Err("the component-count distribution covers more caves than were run".into());
+        }
+        Ok(s)
+    }
+}
+
+/// Records one grid point's caves on a worker thread; [`PointBuilder::finish`] turns a chunk's
+/// worth into [`PointStats`] and empties the builder for the next chunk (buffers are kept).
+#[derive(Debug, Clone)]
+pub struct PointBuilder {
+    shape: Shape,
+    seeds: u64,
+    passed: u64,
+    fails: Vec<u64>,
+    metrics: Vec<Option<AccBuilder>>,
+    trajectory: Vec<AccBuilder>,
+    components: Vec<u64>,
+}
+
+impl PointBuilder {
+    pub fn new(shape: Shape) -> PointBuilder {
+        PointBuilder {
+            shape,
+            seeds: 0,
+            passed: 0,
+            fails: vec![0; shape.clauses],
+            metrics: Metric::ALL
+                .iter()
+                .map(|&m| {
+                    shape
+                        .metrics
+                        .contains(m)
+                        .then(|| AccBuilder::new(Kind::of(m)))
+                })
+                .collect(),
+            trajectory: (0..shape.steps)
+                .map(|_| AccBuilder::new(Kind::Fraction))
+                .collect(),
+            components: Vec::new(),
+        }
+    }
+
+    pub fn shape(&self) -> Shape {
+        self.shape
     }
 
     /// Record one cave.
@@ -239,140 +512,36 @@ impl PointStats {
         }
         let c = values[Metric::Components.index()];
         if !c.is_nan() {
-            *self.components.entry(c as u64).or_insert(0) += 1;
+            self.components.push(c as u64);
         }
     }
 
-    /// Add another point's statistics (exact, order independent).
-    pub fn merge(&mut self, o: &PointStats) {
-        self.seeds += o.seeds;
-        self.passed += o.passed;
-        for (a, b) in self.fails.iter_mut().zip(&o.fails) {
-            *a += b;
-        }
-        for (a, b) in self.metrics.iter_mut().zip(&o.metrics) {
-            if let (Some(a), Some(b)) = (a, b) {
-                a.merge(b);
+    /// The statistics recorded since the last call.
+    pub fn finish(&mut self) -> PointStats {
+        self.components.sort_unstable();
+        let mut components: Vec<(u64, u64)> = Vec::new();
+        for &c in &self.components {
+            match components.last_mut() {
+                Some((k, n)) if *k == c => *n += 1,
+                _ => components.push((c, 1)),
             }
         }
-        for (a, b) in self.trajectory.iter_mut().zip(&o.trajectory) {
-            a.merge(b);
-        }
-        for (k, v) in &o.components {
-            *self.components.entry(*k).or_insert(0) += v;
-        }
-    }
-}
-
-// ---- persistence (checkpoints) ---------------------------------------------------------------
-
-/// An accumulator as stored in a checkpoint: integers as decimal strings (JSON numbers lose
-/// i128 precision), the histogram as (value, count) pairs, which rebuild it exactly.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AccFile {
-    kind: Kind,
-    n: u64,
-    missing: u64,
-    sum: String,
-    sumsq: String,
-    min: Option<f64>,
-    max: Option<f64>,
-    hist: Vec<(u64, u64)>,
-}
-
-impl From<&Acc> for AccFile {
-    fn from(a: &Acc) -> AccFile {
-        AccFile {
-            kind: a.kind,
-            n: a.n,
-            missing: a.missing,
-            sum: a.sum.to_string(),
-            sumsq: a.sumsq.to_string(),
-            min: a.min.is_finite().then_some(a.min),
-            max: a.max.is_finite().then_some(a.max),
-            hist: a
-                .hist
-                .iter_recorded()
-                .map(|v| (v.value_iterated_to(), v.count_at_value()))
-                .collect(),
-        }
-    }
-}
-
-impl AccFile {
-    pub fn to_acc(&self) -> Result<Acc, String> {
-        let mut a = Acc::new(self.kind);
-        a.n = self.n;
-        a.missing = self.missing;
-        a.sum = self.sum.parse().map_err(|_| "bad sum".to_string())?;
-        a.sumsq = self.sumsq.parse().map_err(|_| "bad sumsq".to_string())?;
-        a.min = self.min.unwrap_or(f64::INFINITY);
-        a.max = self.max.unwrap_or(f64::NEG_INFINITY);
-        for &(v, c) in &self.hist {
-            a.hist
-                .record_n(v, c)
-                .map_err(|e| format!("bad histogram entry: {e}"))?;
-        }
-        if a.hist.len() != a.n {
-            return Err("histogram count does not match n".into());
-        }
-        Ok(a)
-    }
-}
-
-/// A [`PointStats`] as stored in a checkpoint.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PointFile {
-    seeds: u64,
-    passed: u64,
-    fails: Vec<u64>,
-    metrics: Vec<Option<AccFile>>,
-    trajectory: Vec<AccFile>,
-    components: Vec<(u64, u64)>,
-}
-
-impl From<&PointStats> for PointFile {
-    fn from(p: &PointStats) -> PointFile {
-        PointFile {
-            seeds: p.seeds,
-            passed: p.passed,
-            fails: p.fails.clone(),
-            metrics: p
-                .metrics
-                .iter()
-                .map(|a| a.as_ref().map(AccFile::from))
-                .collect(),
-            trajectory: p.trajectory.iter().map(AccFile::from).collect(),
-            components: p.components.iter().map(|(&k, &v)| (k, v)).collect(),
-        }
-    }
-}
-
-impl PointFile {
-    /// Rebuild, checking the shape against what this sweep expects.
-    pub fn to_stats(&self, expect: &PointStats) -> Result<PointStats, String> {
-        if self.fails.len() != expect.fails.len()
-            || self.metrics.len() != expect.metrics.len()
-            || self.trajectory.len() != expect.trajectory.len()
-        {
-            return Err("statistics have the wrong shape".into());
-        }
-        Ok(PointStats {
+        self.components.clear();
+        let out = PointStats {
             seeds: self.seeds,
             passed: self.passed,
-            fails: self.fails.clone(),
+            fails: std::mem::replace(&mut self.fails, vec![0; self.shape.clauses]),
             metrics: self
                 .metrics
-                .iter()
-                .map(|a| a.as_ref().map(AccFile::to_acc).transpose())
-                .collect::<Result<_, _>>()?,
-            trajectory: self
-                .trajectory
-                .iter()
-                .map(AccFile::to_acc)
-                .collect::<Result<_, _>>()?,
-            components: self.components.iter().copied().collect(),
-        })
+                .iter_mut()
+                .map(|a| a.as_mut().map(AccBuilder::finish))
+                .collect(),
+            trajectory: self.trajectory.iter_mut().map(AccBuilder::finish).collect(),
+            components,
+        };
+        self.seeds = 0;
+        self.passed = 0;
+        out
     }
 }
 
@@ -381,35 +550,54 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    fn acc_of(kind: Kind, values: &[f64]) -> Acc {
+        let mut b = AccBuilder::new(kind);
+        values.iter().for_each(|&v| b.record(v));
+        b.finish()
+    }
+
+    /// The quantiles `hdrhistogram` itself gives for the same values.
+    fn hdr_quantile(kind: Kind, values: &[f64], q: f64) -> f64 {
+        let mut h = Histogram::<u64>::new(HIST_SIGFIG).unwrap();
+        for &v in values {
+            h.record((v * kind.hist()).round().max(0.0) as u64).unwrap();
+        }
+        h.value_at_quantile(q) as f64 / kind.hist()
+    }
+
     proptest! {
         #[test]
         fn merge_in_any_split_equals_one_pass(
             values in prop::collection::vec(0.0f64..1.0, 1..300), cut in 0usize..300,
         ) {
             let cut = cut.min(values.len());
-            let mut all = Acc::new(Kind::Fraction);
-            values.iter().for_each(|&v| all.record(v));
-            let (mut a, mut b) = (Acc::new(Kind::Fraction), Acc::new(Kind::Fraction));
-            values[..cut].iter().for_each(|&v| a.record(v));
-            values[cut..].iter().for_each(|&v| b.record(v));
+            let all = acc_of(Kind::Fraction, &values);
+            let (mut a, b) = (acc_of(Kind::Fraction, &values[..cut]), acc_of(Kind::Fraction, &values[cut..]));
             let mut ba = b.clone();
             ba.merge(&a);
             a.merge(&b);
+            prop_assert_eq!(&a, &all);
+            prop_assert_eq!(&ba, &all);
             prop_assert_eq!(a.summary(), all.summary());
-            prop_assert_eq!(ba.summary(), all.summary());
-            // Checkpoint round trip is exact.
-            let back = AccFile::from(&a).to_acc().unwrap();
-            prop_assert_eq!(back.summary(), all.summary());
+        }
+
+        #[test]
+        fn quantiles_equal_hdrhistogram(values in prop::collection::vec(0.0f64..1.0, 1..400)) {
+            let a = acc_of(Kind::Fraction, &values);
+            let s = a.summary();
+            let clamp = |v: f64| v.clamp(s.min, s.max);
+            prop_assert_eq!(s.p05, clamp(hdr_quantile(Kind::Fraction, &values, 0.05)));
+            prop_assert_eq!(s.p50, clamp(hdr_quantile(Kind::Fraction, &values, 0.5)));
+            prop_assert_eq!(s.p95, clamp(hdr_quantile(Kind::Fraction, &values, 0.95)));
         }
 
         #[test]
         fn summary_matches_direct_computation(values in prop::collection::vec(0u32..500, 2..300)) {
-            let mut acc = Acc::new(Kind::Count);
-            values.iter().for_each(|&v| acc.record(v as f64));
-            let s = acc.summary();
+            let vals: Vec<f64> = values.iter().map(|&v| v as f64).collect();
+            let s = acc_of(Kind::Count, &vals).summary();
             let n = values.len() as f64;
-            let mean = values.iter().map(|&v| v as f64).sum::<f64>() / n;
-            let var = values.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / (n - 1.0);
+            let mean = vals.iter().sum::<f64>() / n;
+            let var = vals.iter().map(|&v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
             prop_assert!((s.mean - mean).abs() < 1e-9);
             prop_assert!((s.sd - var.sqrt()).abs() < 1e-9);
             let mut sorted = values.clone();
@@ -422,14 +610,48 @@ mod tests {
             let upto = sorted.iter().filter(|&&v| (v as f64) <= s.p50).count() as f64;
             prop_assert!(below / n <= 0.5 && upto / n >= 0.5, "p50 {} of {:?}", s.p50, sorted);
         }
+
+        #[test]
+        fn point_stats_round_trip_and_merge_in_any_order(
+            caves in prop::collection::vec((0.0f64..1.0, 0u32..40, 0.0f64..1.0), 1..120),
+            cut in 0usize..120,
+        ) {
+            let shape = Shape {
+                metrics: MetricSet::EMPTY.with(Metric::FloorFraction).with(Metric::Components),
+                clauses: 1,
+                steps: 2,
+            };
+            let record = |b: &mut PointBuilder, (f, c, w): (f64, u32, f64)| {
+                let mut v = crate::measure::EMPTY_VALUES;
+                v[Metric::FloorFraction.index()] = f;
+                v[Metric::Components.index()] = c as f64;
+                let gate = GateResult { failed: (c > 20) as u64 };
+                b.record(&[w, 1.0 - w], &v, gate);
+            };
+            let cut = cut.min(caves.len());
+            let mut one = PointBuilder::new(shape);
+            caves.iter().for_each(|&c| record(&mut one, c));
+            let all = one.finish();
+            let mut parts = PointBuilder::new(shape);
+            caves[..cut].iter().for_each(|&c| record(&mut parts, c));
+            let mut a = parts.finish();
+            caves[cut..].iter().for_each(|&c| record(&mut parts, c));
+            let b = parts.finish();
+            let mut ba = b.clone();
+            ba.merge(&a);
+            a.merge(&b);
+            prop_assert_eq!(&a, &all);
+            prop_assert_eq!(&ba, &all);
+            let back = PointStats::decode(&all.encode(), shape, caves.len() as u64).unwrap();
+            prop_assert_eq!(&back, &all);
+            prop_assert!(PointStats::decode(&all.encode(), shape, caves.len() as u64 + 1).is_err());
+        }
     }
 
     #[test]
     fn constant_values_summarise_to_themselves() {
         let v = 839.0 / 1463.0;
-        let mut a = Acc::new(Kind::Fraction);
-        (0..1000).for_each(|_| a.record(v));
-        let s = a.summary();
+        let s = acc_of(Kind::Fraction, &[v; 1000]).summary();
         assert_eq!(
             (s.min, s.max, s.mean, s.p05, s.p50, s.p95),
             (v, v, v, v, v, v)
@@ -439,11 +661,43 @@ mod tests {
 
     #[test]
     fn nan_is_missing() {
-        let mut a = Acc::new(Kind::Count);
-        a.record(f64::NAN);
-        a.record(3.0);
+        let a = acc_of(Kind::Count, &[f64::NAN, 3.0]);
         assert_eq!((a.n(), a.missing()), (1, 1));
         assert_eq!(a.summary().mean, 3.0);
         assert!(Acc::new(Kind::Count).summary().mean.is_nan());
+    }
+
+    #[test]
+    fn damaged_statistics_are_refused() {
+        let shape = Shape {
+            metrics: MetricSet::EMPTY.with(Metric::Boundary),
+            clauses: 1,
+            steps: 1,
+        };
+        let mut b = PointBuilder::new(shape);
+        let mut v = crate::measure::EMPTY_VALUES;
+        for i in 0..10 {
+            v[Metric::Boundary.index()] = i as f64;
+            b.record(&[0.5], &v, GateResult { failed: i & 1 });
+        }
+        let good = b.finish();
+        assert!(PointStats::decode(&good.encode(), shape, 10).is_ok());
+        let wrong_shape = Shape {
+            clauses: 2,
+            ..shape
+        };
+        assert!(PointStats::decode(&good.encode(), wrong_shape, 10).is_err());
+        let mut bad = good.clone();
+        bad.passed = 11;
+        bad.seeds = 10;
+        assert!(PointStats::decode(&bad.encode(), shape, 10).is_err());
+        let mut bad = good.clone();
+        bad.trajectory[0].n += 1;
+        assert!(PointStats::decode(&bad.encode(), shape, 10).is_err());
+        let mut bad = good.clone();
+        bad.metrics[Metric::Boundary.index()].as_mut().unwrap().hist[0].1 += 1;
+        assert!(PointStats::decode(&bad.encode(), shape, 10).is_err());
+        let bytes = good.encode();
+        assert!(PointStats::decode(&bytes[..bytes.len() / 2], shape, 10).is_err());
     }
 }

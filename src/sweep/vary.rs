@@ -4,6 +4,10 @@
 //! half-open integer range `1..9` (like `--seeds`, `1..9` is 1 to 8) or an inclusive one `1..=8`.
 //! Values are kept as the strings that [`crate::recipe::Recipe::set`] takes, so any `--set` key
 //! can be varied and the CSV columns show exactly what was set.
+//!
+//! Ranges are not expanded: an axis knows its length and computes its i-th value on demand, and
+//! a grid point's values come from its index ([`params`]), so a grid of a million points costs a
+//! few bytes until a point is run. An axis prints (and is fingerprinted) as it was written.
 
 use std::fmt;
 use std::str::FromStr;
@@ -21,21 +25,68 @@ pub enum VaryError {
     #[error("--vary: key {0:?} is varied twice")]
     Repeated(String),
     #[error("the parameter grid has {0} points, more than the limit of {MAX_POINTS}")]
-    TooMany(usize),
+    TooMany(u128),
+}
+
+/// An axis's values.
+#[derive(Debug, Clone)]
+enum Values {
+    List(Vec<String>),
+    Ints { start: i64, n: usize },
+    Floats { start: f64, step: f64, n: usize },
 }
 
 /// One varied key and its values, in order.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Vary {
     pub key: String,
-    pub values: Vec<String>,
+    /// The values as written after `=` (trimmed): the axis's printed and fingerprinted form.
+    spec: String,
+    values: Values,
 }
+
+impl PartialEq for Vary {
+    fn eq(&self, o: &Vary) -> bool {
+        self.key == o.key && self.spec == o.spec
+    }
+}
+
+impl Eq for Vary {}
 
 /// Shortest decimal that names `v` after rounding away float noise from repeated addition.
 fn tidy(v: f64) -> String {
     let r = (v * 1e12).round() / 1e12;
     let s = format!("{r}");
     if s == "-0" { "0".into() } else { s }
+}
+
+impl Vary {
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        match &self.values {
+            Values::List(v) => v.len(),
+            Values::Ints { n, .. } | Values::Floats { n, .. } => *n,
+        }
+    }
+
+    /// Never true: an axis has at least one value.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The `i`-th value (`i < len()`).
+    pub fn value(&self, i: usize) -> String {
+        match &self.values {
+            Values::List(v) => v[i].clone(),
+            Values::Ints { start, .. } => (start + i as i64).to_string(),
+            Values::Floats { start, step, .. } => tidy(start + i as f64 * step),
+        }
+    }
+
+    /// Every value, in order (for small axes: reports, tests).
+    pub fn values(&self) -> Vec<String> {
+        (0..self.len()).map(|i| self.value(i)).collect()
+    }
 }
 
 impl FromStr for Vary {
@@ -53,7 +104,7 @@ impl FromStr for Vary {
         if key.is_empty() || spec.is_empty() {
             return Err(VaryError::NotKeyValue(flag.into()));
         }
-        let values: Vec<String> = if let Some((a, b)) = spec.split_once("..") {
+        let values = if let Some((a, b)) = spec.split_once("..") {
             let (b, inclusive) = match b.strip_prefix('=') {
                 Some(b) => (b, true),
                 None => (b, false),
@@ -70,10 +121,14 @@ impl FromStr for Vary {
             if end <= a {
                 return Err(bad(format!("the range {spec} is empty")));
             }
-            if (end - a) as usize > MAX_POINTS {
-                return Err(VaryError::TooMany((end - a) as usize));
+            let n = (end as i128 - a as i128) as u128;
+            if n > MAX_POINTS as u128 {
+                return Err(VaryError::TooMany(n));
             }
-            (a..end).map(|v| v.to_string()).collect()
+            Values::Ints {
+                start: a,
+                n: n as usize,
+            }
         } else if spec.contains(':') {
             let parts: Vec<&str> = spec.split(':').collect();
             let [a, b, step] = parts[..] else {
@@ -91,53 +146,64 @@ impl FromStr for Vary {
                 return Err(bad("need START <= END and STEP > 0".into()));
             }
             // Count with a tolerance so 0.40:0.55:0.05 includes 0.55.
-            let n = ((b - a) / step + 1e-9).floor() as usize + 1;
-            if n > MAX_POINTS {
-                return Err(VaryError::TooMany(n));
+            let n = ((b - a) / step + 1e-9).floor() + 1.0;
+            if n > MAX_POINTS as f64 {
+                return Err(VaryError::TooMany(n.min(u128::MAX as f64) as u128));
             }
-            (0..n).map(|i| tidy(a + i as f64 * step)).collect()
+            Values::Floats {
+                start: a,
+                step,
+                n: n as usize,
+            }
         } else {
             let v: Vec<String> = spec.split(',').map(|s| s.trim().to_string()).collect();
             if v.iter().any(String::is_empty) {
                 return Err(bad("empty value in the list".into()));
             }
-            v
+            if v.len() > MAX_POINTS {
+                return Err(VaryError::TooMany(v.len() as u128));
+            }
+            Values::List(v)
         };
-        Ok(Vary { key, values })
+        Ok(Vary {
+            key,
+            spec: spec.to_string(),
+            values,
+        })
     }
 }
 
 impl fmt::Display for Vary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}={}", self.key, self.values.join(","))
+        write!(f, "{}={}", self.key, self.spec)
     }
 }
 
-/// The cartesian product of the axes, the first axis varying slowest. One empty point when
-/// there are no axes.
-pub fn grid_points(varies: &[Vary]) -> Result<Vec<Vec<String>>, VaryError> {
+/// Check the axes (no key twice) and return the number of grid points of their product (1
+/// when there are no axes).
+pub fn point_count(varies: &[Vary]) -> Result<usize, VaryError> {
     for (i, v) in varies.iter().enumerate() {
         if varies[..i].iter().any(|w| w.key == v.key) {
             return Err(VaryError::Repeated(v.key.clone()));
         }
     }
-    let total = varies
+    let total: u128 = varies
         .iter()
-        .try_fold(1usize, |n, v| n.checked_mul(v.values.len()))
-        .filter(|&n| n <= MAX_POINTS)
-        .ok_or(VaryError::TooMany(
-            varies.iter().map(|v| v.values.len()).product::<usize>(),
-        ))?;
-    let mut points = Vec::with_capacity(total);
-    for mut i in 0..total {
-        let mut p = vec![String::new(); varies.len()];
-        for (k, v) in varies.iter().enumerate().rev() {
-            p[k] = v.values[i % v.values.len()].clone();
-            i /= v.values.len();
-        }
-        points.push(p);
+        .fold(1u128, |n, v| n.saturating_mul(v.len() as u128));
+    if total > MAX_POINTS as u128 {
+        return Err(VaryError::TooMany(total));
     }
-    Ok(points)
+    Ok(total as usize)
+}
+
+/// The values of grid point `index` of the product, one per axis; the first axis varies slowest.
+pub fn params(varies: &[Vary], mut index: usize) -> Vec<String> {
+    let mut p = vec![String::new(); varies.len()];
+    for (k, v) in varies.iter().enumerate().rev() {
+        p[k] = v.value(index % v.len());
+        index /= v.len();
+    }
+    p
 }
 
 #[cfg(test)]
@@ -145,7 +211,7 @@ mod tests {
     use super::*;
 
     fn vals(s: &str) -> Vec<String> {
-        s.parse::<Vary>().unwrap().values
+        s.parse::<Vary>().unwrap().values()
     }
 
     #[test]
@@ -186,15 +252,26 @@ mod tests {
     fn product_first_axis_slowest() {
         let a: Vary = "fill=0.4,0.5".parse().unwrap();
         let b: Vary = "steps=1..4".parse().unwrap();
-        let p = grid_points(&[a.clone(), b]).unwrap();
-        assert_eq!(p.len(), 6);
-        assert_eq!(p[0], ["0.4", "1"]);
-        assert_eq!(p[1], ["0.4", "2"]);
-        assert_eq!(p[3], ["0.5", "1"]);
-        assert_eq!(grid_points(&[]).unwrap(), vec![Vec::<String>::new()]);
+        let axes = [a.clone(), b];
+        assert_eq!(point_count(&axes).unwrap(), 6);
+        assert_eq!(params(&axes, 0), ["0.4", "1"]);
+        assert_eq!(params(&axes, 1), ["0.4", "2"]);
+        assert_eq!(params(&axes, 3), ["0.5", "1"]);
+        assert_eq!(params(&axes, 5), ["0.5", "3"]);
+        assert_eq!(point_count(&[]).unwrap(), 1);
+        assert_eq!(params(&[], 0), Vec::<String>::new());
         assert!(matches!(
-            grid_points(&[a.clone(), a]),
+            point_count(&[a.clone(), a]),
             Err(VaryError::Repeated(_))
+        ));
+        // A million-point axis is not expanded, and prints as written.
+        let big: Vary = "fill=0:0.999999:0.000001".parse().unwrap();
+        assert_eq!(big.len(), 1_000_000);
+        assert_eq!(big.value(999_999), "0.999999");
+        assert_eq!(big.to_string(), "fill=0:0.999999:0.000001");
+        assert!(matches!(
+            point_count(&[big.clone(), "steps=1..3".parse().unwrap()]),
+            Err(VaryError::TooMany(2_000_000))
         ));
     }
 }

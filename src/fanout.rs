@@ -1,0 +1,205 @@
+//! The fan-out shared by sweeps and searches: an ordered queue of jobs pulled by rayon workers,
+//! results collected on the calling thread.
+//!
+//! Why a pulled queue and not `par_iter` over a `Vec` of job ids: a sweep over
+//! `0..18446744073709551615` seeds has 2^50 chunks, which no `Vec` holds; the jobs here come from
+//! a lazy iterator behind a mutex (one lock per chunk, i.e. per thousands of caves). Workers take
+//! jobs in the iterator's order, so the work in flight is always a short window of consecutive
+//! jobs: a sweep keeps only a few grid points open at a time (flat memory whatever the grid), and
+//! a search knows that every seed below the window is decided.
+//!
+//! Two ways to stop: the caller's `stop` flag (Ctrl-C: workers drop the job in hand, nothing more
+//! is dispatched) and the collector returning [`ControlFlow::Break`] (enough is known: nothing more
+//! is dispatched, but the jobs in flight finish and are still collected).
+
+use std::ops::ControlFlow;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+
+/// Batches of results that may wait for the collector per worker thread before workers block.
+const BACKLOG_PER_THREAD: usize = 2;
+/// A worker hands its results over in batches, at the latest after this long (or this many
+/// results): a sweep of a 100,000-point grid with a few seeds per point finishes a chunk every
+/// few microseconds, and waking the collector for each would cost more than the chunk.
+const BATCH_TIME: std::time::Duration = std::time::Duration::from_millis(2);
+const BATCH_LEN: usize = 256;
+
+/// Run `jobs` on `threads` rayon workers. Each worker makes its state with `init` once and calls
+/// `work(state, job)` for job after job; a `None` result means the job was abandoned because
+/// `stop` was raised. `collect` sees every result on the calling thread, in completion order.
+/// Returns the first error of `collect` (after which nothing more is dispatched).
+pub fn run<J, W, R, E>(
+    threads: usize,
+    stop: &AtomicBool,
+    jobs: impl Iterator<Item = J> + Send,
+    init: impl Fn() -> W + Sync,
+    work: impl Fn(&mut W, J) -> Option<R> + Sync,
+    mut collect: impl FnMut(R) -> Result<ControlFlow<()>, E>,
+) -> Result<(), E>
+where
+    J: Send,
+    R: Send,
+{
+    let threads = threads.max(1);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("cavesweep-worker-{i}"))
+        .build()
+        .expect("cannot start worker threads");
+    let jobs = Mutex::new(jobs);
+    // Raised when the collector has seen enough or failed: no new jobs, in-flight ones finish.
+    let no_more = AtomicBool::new(false);
+    let (tx, rx) = mpsc::sync_channel::<Vec<R>>(threads * BACKLOG_PER_THREAD);
+    std::thread::scope(|s| {
+        let (jobs, no_more, init, work) = (&jobs, &no_more, &init, &work);
+        s.spawn(move || {
+            pool.scope(|ps| {
+                for _ in 0..threads {
+                    let tx = tx.clone();
+                    ps.spawn(move |_| {
+                        let mut state = init();
+                        let mut batch: Vec<R> = Vec::new();
+                        let mut since = std::time::Instant::now();
+                        loop {
+                            if stop.load(Ordering::Relaxed) || no_more.load(Ordering::Relaxed) {
+                                break;
+                            }
+                            // A poisoned lock means another worker panicked: stop too.
+                            let Some(job) = jobs.lock().ok().and_then(|mut it| it.next()) else {
+                                break;
+                            };
+                            let Some(r) = work(&mut state, job) else {
+                                break;
+                            };
+                            batch.push(r);
+                            if batch.len() >= BATCH_LEN || since.elapsed() >= BATCH_TIME {
+                                if tx.send(std::mem::take(&mut batch)).is_err() {
+                                    return;
+                                }
+                                since = std::time::Instant::now();
+                            }
+                        }
+                        // Finished work is never dropped, even when stopping.
+                        if !batch.is_empty() {
+                            let _ = tx.send(batch);
+                        }
+                    });
+                }
+                drop(tx);
+            });
+        });
+        let mut result = Ok(());
+        for r in rx.iter().flatten() {
+            if result.is_err() {
+                continue; // drain, so blocked workers can finish
+            }
+            match collect(r) {
+                Ok(ControlFlow::Continue(())) => {}
+                Ok(ControlFlow::Break(())) => no_more.store(true, Ordering::Relaxed),
+                Err(e) => {
+                    no_more.store(true, Ordering::Relaxed);
+                    result = Err(e);
+                }
+            }
+        }
+        result
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_job_once_in_any_thread_count() {
+        for threads in [1, 2, 5] {
+            let stop = AtomicBool::new(false);
+            let mut seen = Vec::new();
+            run(
+                threads,
+                &stop,
+                0u64..1000,
+                || 0u64,
+                |n, j| {
+                    *n += 1;
+                    Some(j * 3)
+                },
+                |r| {
+                    seen.push(r);
+                    Ok::<_, ()>(ControlFlow::Continue(()))
+                },
+            )
+            .unwrap();
+            seen.sort();
+            assert_eq!(seen, (0..1000).map(|j| j * 3).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn break_stops_dispatch_but_keeps_in_flight_results() {
+        let stop = AtomicBool::new(false);
+        let mut seen = Vec::new();
+        run(
+            2,
+            &stop,
+            0u64..u64::MAX, // lazy: never materialised
+            || (),
+            |_, j| Some(j),
+            |r| {
+                seen.push(r);
+                Ok::<_, ()>(if seen.len() >= 10 {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                })
+            },
+        )
+        .unwrap();
+        // Dispatch stops soon after: within the batches in flight.
+        let window = 2 * (BACKLOG_PER_THREAD + 2) * BATCH_LEN;
+        assert!(
+            seen.len() >= 10 && seen.len() < 10 + window,
+            "{}",
+            seen.len()
+        );
+        seen.sort();
+        // Jobs are handed out in order, so what was collected is a window at the start.
+        assert!(*seen.last().unwrap() < (10 + window) as u64, "{seen:?}");
+    }
+
+    #[test]
+    fn errors_and_stop_end_the_run() {
+        let stop = AtomicBool::new(false);
+        let e = run(
+            2,
+            &stop,
+            0u64..u64::MAX,
+            || (),
+            |_, j| Some(j),
+            |r| {
+                if r == 5 {
+                    Err(r)
+                } else {
+                    Ok(ControlFlow::Continue(()))
+                }
+            },
+        );
+        assert_eq!(e, Err(5));
+        let stop = AtomicBool::new(true);
+        let mut n = 0;
+        run(
+            2,
+            &stop,
+            0u64..u64::MAX,
+            || (),
+            |_, j| Some(j),
+            |_| {
+                n += 1;
+                Ok::<_, ()>(ControlFlow::Continue(()))
+            },
+        )
+        .unwrap();
+        assert_eq!(n, 0);
+    }
+}

@@ -1,0 +1,151 @@
+//! One writer per folder: an OS advisory lock (`flock`, through `std::fs::File::try_lock`) on
+//! `cavesweep.lock` inside the folder.
+//!
+//! The kernel releases the lock when its holder exits, however it exits (kill -9 included), so a
+//! crash never leaves a stale lock behind, unlike a PID file. The file's *content* only names the
+//! holder (pid, host, start time, command) so the second process can say who is in the way; the
+//! content is never trusted for the decision. On NFS, Linux maps `flock` onto the server's
+//! byte-range locks, so two machines sharing a folder also exclude each other.
+
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+/// The lock file's name inside a locked folder.
+pub const LOCK_FILE: &str = "cavesweep.lock";
+
+/// A held lock; released when dropped (or when the process dies).
+#[derive(Debug)]
+pub struct FolderLock {
+    _file: File,
+    path: PathBuf,
+}
+
+/// Why a folder could not be locked.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    #[error("{dir} is in use by another cavesweep ({holder}); wait for it to finish or stop it")]
+    Busy { dir: String, holder: String },
+    #[error("cannot lock {path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+/// This host's name, for the lock's description.
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "?".into())
+}
+
+/// Who holds a lock, as written into the lock file by [`FolderLock::acquire`].
+fn describe_self(what: &str) -> String {
+    format!(
+        "pid {} on {}, since {}: {what}",
+        std::process::id(),
+        hostname(),
+        humantime::format_rfc3339_seconds(std::time::SystemTime::now())
+    )
+}
+
+impl FolderLock {
+    /// Take the exclusive lock of `dir` (which must exist), describing the holder as `what`
+    /// (e.g. the command line). Fails at once, naming the holder, if another process has it.
+    pub fn acquire(dir: &Path, what: &str) -> Result<FolderLock, LockError> {
+        Self::take(dir, Some(what))
+    }
+
+    /// Take a shared lock of `dir`: several readers may hold it, no writer can start meanwhile
+    /// (used by `merge` on its input folders).
+    pub fn acquire_shared(dir: &Path) -> Result<FolderLock, LockError> {
+        Self::take(dir, None)
+    }
+
+    fn take(dir: &Path, exclusive_as: Option<&str>) -> Result<FolderLock, LockError> {
+        let path = dir.join(LOCK_FILE);
+        let io = |source| LockError::Io {
+            path: path.display().to_string(),
+            source,
+        };
+        // Never truncate on open: the current holder's description must survive our attempt.
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(io)?;
+        let got = if exclusive_as.is_some() {
+            file.try_lock()
+        } else {
+            file.try_lock_shared()
+        };
+        match got {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                return Err(LockError::Busy {
+                    dir: dir.display().to_string(),
+                    holder: read_holder(&mut file),
+                });
+            }
+            Err(TryLockError::Error(e)) => return Err(io(e)),
+        }
+        if let Some(what) = exclusive_as {
+            let text = describe_self(what);
+            let write = |f: &mut File| -> std::io::Result<()> {
+                f.set_len(0)?;
+                f.seek(SeekFrom::Start(0))?;
+                f.write_all(text.as_bytes())?;
+                f.write_all(b"\n")
+            };
+            write(&mut file).map_err(io)?;
+        }
+        Ok(FolderLock { _file: file, path })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// The holder's self-description, read from the lock file (one line, never empty).
+fn read_holder(file: &mut File) -> String {
+    // The holder writes its description right after taking the lock; give it a moment.
+    for _ in 0..20 {
+        let mut s = String::new();
+        if file.seek(SeekFrom::Start(0)).is_ok() && file.read_to_string(&mut s).is_ok() {
+            let s = s.trim();
+            if !s.is_empty() {
+                return s.lines().next().unwrap_or(s).to_string();
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    "a process that has not said who it is".into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn second_lock_is_refused_naming_the_first_and_released_on_drop() {
+        let dir = std::env::temp_dir().join(format!("cavesweep-lock-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let a = FolderLock::acquire(&dir, "cavesweep sweep --seeds 0..10").unwrap();
+        let e = FolderLock::acquire(&dir, "second").unwrap_err().to_string();
+        assert!(e.contains("in use by another cavesweep"), "{e}");
+        assert!(e.contains(&format!("pid {}", std::process::id())), "{e}");
+        assert!(e.contains("--seeds 0..10"), "{e}");
+        assert!(FolderLock::acquire_shared(&dir).is_err());
+        drop(a);
+        let s1 = FolderLock::acquire_shared(&dir).unwrap();
+        let s2 = FolderLock::acquire_shared(&dir).unwrap();
+        assert!(FolderLock::acquire(&dir, "writer").is_err());
+        drop((s1, s2));
+        assert!(FolderLock::acquire(&dir, "writer").is_ok());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,696 @@
+//! Output folders that never lose data: the lock, the record store, verified resume and the
+//! final files. Sweeps (and searches) write through this module; it knows records and files,
+//! not caves.
+//!
+//! ```text
+//! DIR/cavesweep.lock     flock'ed by the one process writing DIR (see [`lock`])
+//! DIR/cavesweep.sqlite   the store: meta, one record per grid point, seed rows per chunk
+//! DIR/<final files>      written when the work is complete, recorded by size and CRC-32
+//! ```
+//!
+//! Why SQLite (through `rusqlite`, bundled): a checkpoint must write only what changed and be
+//! atomic. A SQLite transaction is both: a kill or a full disk at any instant leaves the last
+//! committed checkpoint, and a checkpoint rewrites only the records of the grid points that moved
+//! (and appends the new chunks' seed rows), whatever the size of the grid. It is a real, well-kept
+//! format that users and scripts can open (`sqlite3 DIR/cavesweep.sqlite`, Python's `sqlite3`).
+//! The rollback journal (not WAL) is used because it needs no shared memory, so it works on the
+//! network file systems clusters put output folders on.
+//!
+//! Records carry a CRC-32 of their content on top of SQLite's own structure checks, so a record
+//! damaged on disk is detected and its work recomputed instead of being trusted.
+//!
+//! Tables (integers that are `u64` in Rust are stored bit-cast to SQLite's i64):
+//! - `meta(key, value)`: `format`, `kind`, `fingerprint` (canonical JSON of everything that
+//!   determines the results), `shard`, `command`, `complete`, `files` (JSON: name -> size, crc32);
+//! - `points(point, closed, seeds, passed, done, stats, crc)`: per grid point, its statistics and,
+//!   until it is closed (every chunk of it done), the ranges of its chunks that are done;
+//! - `rows(chunk, n, data, crc)`: the `n > 0` CSV rows a chunk contributes to a row file;
+//! - `runs(started, argv, host, pid, version)`: every invocation that wrote the folder.
+
+pub mod files;
+pub mod lock;
+pub mod ranges;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+
+pub use files::FileRecord;
+pub use lock::{FolderLock, LOCK_FILE, LockError};
+pub use ranges::RangeSet;
+
+use crate::failpoint;
+
+/// The store's file name inside an output folder.
+pub const DB_FILE: &str = "cavesweep.sqlite";
+/// The store format this build reads and writes.
+pub const FORMAT: u32 = 1;
+/// SQLite's side files of the store.
+const DB_SIDE: [&str; 3] = ["-journal", "-wal", "-shm"];
+/// Files of the JSON checkpoint format of cavesweep 0.1 (refused; `--force` replaces them).
+const LEGACY: [&str; 2] = ["state.json", "parts"];
+
+/// Why an output folder could not be used. Always one line, naming the folder or file.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct StoreError(pub String);
+
+impl From<LockError> for StoreError {
+    fn from(e: LockError) -> StoreError {
+        StoreError(e.to_string())
+    }
+}
+
+fn err(msg: impl std::fmt::Display) -> StoreError {
+    StoreError(msg.to_string())
+}
+
+/// What a folder holds: the kind of work and everything that determines its results.
+pub struct Identity<'a> {
+    /// `"sweep"` or `"search"`.
+    pub kind: &'a str,
+    /// Canonical description of the work; two runs with equal fingerprints write equal bytes.
+    pub fingerprint: &'a serde_json::Value,
+    /// This process's share (`"K/N"`), part of the identity: a shard folder is not a whole one.
+    pub shard: &'a str,
+    /// The command line recorded in the folder when it is created (results-relevant flags only).
+    pub command: &'a str,
+    /// The final files the work writes (also: names `--force` may remove).
+    pub outputs: &'a [&'a str],
+    /// A short human description of a recorded fingerprint, for "holds a different ..." errors.
+    pub describe: fn(&serde_json::Value) -> String,
+}
+
+/// One grid point's record as stored.
+#[derive(Debug, Clone)]
+pub struct PointRecord {
+    pub point: u64,
+    /// Every chunk of the point (this shard's share of it) is done.
+    pub closed: bool,
+    pub seeds: u64,
+    pub passed: u64,
+    /// Done chunk offsets within the point (empty for a closed point).
+    pub done: Vec<(u64, u64)>,
+    /// The statistics, encoded by the caller.
+    pub stats: Vec<u8>,
+}
+
+/// A point record as read back: the record, or why it cannot be trusted.
+pub type ReadPoint = Result<PointRecord, (u64, String)>;
+
+impl PointRecord {
+    fn crc(&self, done: &[u8]) -> u32 {
+        let mut h = crc32fast::Hasher::new();
+        h.update(&self.point.to_le_bytes());
+        h.update(&[self.closed as u8]);
+        h.update(&self.seeds.to_le_bytes());
+        h.update(&self.passed.to_le_bytes());
+        h.update(&(done.len() as u64).to_le_bytes());
+        h.update(done);
+        h.update(&self.stats);
+        h.finalize()
+    }
+}
+
+fn rows_crc(chunk: u64, n: u64, data: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(&chunk.to_le_bytes());
+    h.update(&n.to_le_bytes());
+    h.update(data);
+    h.finalize()
+}
+
+/// An open, locked output folder.
+pub struct Store {
+    dir: PathBuf,
+    conn: Connection,
+    fresh: bool,
+    _lock: FolderLock,
+}
+
+/// How the names in an output folder relate to us.
+enum Entry {
+    /// The lock file: never removed.
+    Lock,
+    /// The store or one of our final files, or a temporary sibling of one: ours.
+    Ours,
+    /// A temporary left by a killed process: removed on open.
+    Temp,
+    /// Written by an older cavesweep.
+    Legacy,
+    /// Not ours: never touched.
+    Foreign,
+}
+
+fn classify(name: &str, outputs: &[&str]) -> Entry {
+    let db_side = DB_SIDE.map(|s| format!("{DB_FILE}{s}"));
+    if name == LOCK_FILE {
+        Entry::Lock
+    } else if name == DB_FILE || db_side.iter().any(|s| s == name) || outputs.contains(&name) {
+        Entry::Ours
+    } else if outputs
+        .iter()
+        .chain(["manifest.json", DB_FILE].iter())
+        .any(|o| files::is_temp_of(name, o))
+    {
+        Entry::Temp
+    } else if LEGACY.contains(&name) {
+        Entry::Legacy
+    } else {
+        Entry::Foreign
+    }
+}
+
+fn sql_err(path: &Path, e: rusqlite::Error) -> StoreError {
+    err(format!("store {}: {e}", path.display()))
+}
+
+/// Open the store database with the settings every writer uses.
+fn connect(path: &Path, flags: OpenFlags) -> Result<Connection, StoreError> {
+    let conn = Connection::open_with_flags(path, flags).map_err(|e| sql_err(path, e))?;
+    conn.busy_timeout(std::time::Duration::from_secs(10))
+        .map_err(|e| sql_err(path, e))?;
+    Ok(conn)
+}
+
+const SCHEMA: &str = "
+    PRAGMA auto_vacuum = INCREMENTAL;
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+    CREATE TABLE points (
+        point INTEGER PRIMARY KEY, closed INTEGER NOT NULL, seeds INTEGER NOT NULL,
+        passed INTEGER NOT NULL, done BLOB NOT NULL, stats BLOB NOT NULL, crc INTEGER NOT NULL);
+    CREATE TABLE rows (chunk INTEGER PRIMARY KEY, n INTEGER NOT NULL, data BLOB NOT NULL,
+        crc INTEGER NOT NULL);
+    CREATE TABLE runs (started TEXT NOT NULL, argv TEXT NOT NULL, host TEXT NOT NULL,
+        pid INTEGER NOT NULL, version TEXT NOT NULL);
+";
+
+/// The full command line of this process, shell-quoted, for the `runs` table and the lock.
+pub fn this_argv() -> String {
+    let mut args: Vec<String> = std::env::args().collect();
+    if let Some(a0) = args.first_mut() {
+        *a0 = "cavesweep".into();
+    }
+    args.iter()
+        .map(|a| shell_quote(a))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Quote `s` for a POSIX shell when it needs it.
+pub fn shell_quote(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.bytes().all(|b| {
+            b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b) || b == b'^' || b == b'~'
+        });
+    if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+impl Store {
+    /// Open `dir` for the work `id` describes: a new folder, an empty one, or one holding the
+    /// same work (to resume or verify). Takes the folder's lock first, so a second process is
+    /// refused before anything is read or written. A folder holding other work or other files is
+    /// refused unless `force`, which removes only cavesweep's own files.
+    pub fn open(dir: &Path, id: &Identity, force: bool) -> Result<Store, StoreError> {
+        if dir.exists() && !dir.is_dir() {
+            return Err(err(format!(
+                "output folder {} exists and is not a folder",
+                dir.display()
+            )));
+        }
+        fs::create_dir_all(dir).map_err(|e| {
+            err(format!(
+                "cannot create output folder {}: {e}",
+                dir.display()
+            ))
+        })?;
+        let lock = FolderLock::acquire(dir, &this_argv())?;
+        failpoint::kill("locked");
+        let mut legacy = false;
+        let mut foreign = None;
+        let mut outputs_without_store = false;
+        let db = dir.join(DB_FILE);
+        let has_db = db.exists();
+        for entry in fs::read_dir(dir)
+            .map_err(|e| err(format!("cannot read output folder {}: {e}", dir.display())))?
+        {
+            let entry = entry.map_err(|e| err(format!("cannot read {}: {e}", dir.display())))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            match classify(&name, id.outputs) {
+                Entry::Lock => {}
+                Entry::Temp => remove(&entry.path())?,
+                Entry::Ours if force => remove(&entry.path())?,
+                Entry::Legacy if force => remove(&entry.path())?,
+                Entry::Ours => outputs_without_store |= !has_db && !name.starts_with(DB_FILE),
+                Entry::Legacy => legacy = true,
+                Entry::Foreign => foreign = Some(name),
+            }
+        }
+        let has_db = db.exists();
+        if !has_db {
+            if legacy {
+                return Err(err(format!(
+                    "output folder {} holds a sweep written by an older cavesweep (state.json); it cannot be resumed: use another --out, or --force to replace it",
+                    dir.display()
+                )));
+            }
+            if outputs_without_store {
+                return Err(err(format!(
+                    "output folder {} holds cavesweep output files but no {DB_FILE} to resume from; use another --out, or --force to replace them",
+                    dir.display()
+                )));
+            }
+            if let (Some(name), false) = (&foreign, force) {
+                return Err(err(format!(
+                    "output folder {} is not empty and holds no cavesweep store ({name} is not ours); choose another --out (or --force to write beside those files)",
+                    dir.display()
+                )));
+            }
+        }
+        let conn = connect(
+            &db,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
+        )?;
+        let mut store = Store {
+            dir: dir.to_path_buf(),
+            conn,
+            fresh: false,
+            _lock: lock,
+        };
+        store.identify(id)?;
+        store.record_run()?;
+        Ok(store)
+    }
+
+    /// Check (or, for a new store, write) what the store holds.
+    fn identify(&mut self, id: &Identity) -> Result<(), StoreError> {
+        let path = self.dir.join(DB_FILE);
+        let damaged = |why: String| {
+            err(format!(
+                "store {} is damaged ({why}); rerun with --force to start over",
+                path.display()
+            ))
+        };
+        let tables: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+            .map_err(|e| damaged(e.to_string()))?;
+        if tables == 0 {
+            // A new store, or one whose creation was interrupted before its first commit.
+            let fp = serde_json::to_string(id.fingerprint).expect("fingerprint serialises");
+            let tx = self.conn.transaction().map_err(|e| sql_err(&path, e))?;
+            tx.execute_batch(SCHEMA).map_err(|e| sql_err(&path, e))?;
+            for (k, v) in [
+                ("format", FORMAT.to_string()),
+                ("kind", id.kind.to_string()),
+                ("fingerprint", fp),
+                ("shard", id.shard.to_string()),
+                ("command", id.command.to_string()),
+                ("complete", "0".to_string()),
+                ("cavesweep", env!("CARGO_PKG_VERSION").to_string()),
+            ] {
+                tx.execute("INSERT INTO meta VALUES (?1, ?2)", params![k, v])
+                    .map_err(|e| sql_err(&path, e))?;
+            }
+            failpoint::io("create-store").map_err(|e| sql_err_io(&path, e))?;
+            tx.commit().map_err(|e| sql_err(&path, e))?;
+            self.fresh = true;
+            return Ok(());
+        }
+        let meta = |k: &str| -> Result<String, StoreError> {
+            self.conn
+                .query_row("SELECT value FROM meta WHERE key = ?1", [k], |r| r.get(0))
+                .optional()
+                .map_err(|e| damaged(e.to_string()))?
+                .ok_or_else(|| damaged(format!("no {k:?} in its meta table")))
+        };
+        let format = meta("format")?;
+        if format != FORMAT.to_string() {
+            return Err(err(format!(
+                "store {} has format {format:?}, which this cavesweep ({}) does not read (it reads format {FORMAT}); use the cavesweep that wrote it, or --force to start over",
+                path.display(),
+                env!("CARGO_PKG_VERSION")
+            )));
+        }
+        let kind = meta("kind")?;
+        if kind != id.kind {
+            return Err(err(format!(
+                "output folder {} holds a {kind}, not a {}; use another --out, or --force to replace it",
+                self.dir.display(),
+                id.kind
+            )));
+        }
+        let recorded: serde_json::Value = serde_json::from_str(&meta("fingerprint")?)
+            .map_err(|e| damaged(format!("fingerprint: {e}")))?;
+        let shard = meta("shard")?;
+        if &recorded != id.fingerprint || shard != id.shard {
+            return Err(err(format!(
+                "output folder {} holds a different {kind} (recorded: {}, shard {shard}); use another --out, or --force to replace it",
+                self.dir.display(),
+                (id.describe)(&recorded),
+            )));
+        }
+        Ok(())
+    }
+
+    fn record_run(&mut self) -> Result<(), StoreError> {
+        let path = self.dir.join(DB_FILE);
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default();
+        self.conn
+            .execute(
+                "INSERT INTO runs VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![
+                    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+                    this_argv(),
+                    host,
+                    std::process::id(),
+                    env!("CARGO_PKG_VERSION")
+                ],
+            )
+            .map_err(|e| sql_err(&path, e))?;
+        Ok(())
+    }
+
+    /// Open a finished folder for reading only (merge inputs): takes a shared lock, so no writer
+    /// can start in it meanwhile, and never writes. Refuses a folder whose last transaction was
+    /// interrupted (its journal would have to be rolled back, which is a write).
+    pub fn open_input(dir: &Path) -> Result<Store, StoreError> {
+        let db = dir.join(DB_FILE);
+        if !db.is_file() {
+            return Err(err(format!(
+                "{} is not a cavesweep output folder (no {DB_FILE})",
+                dir.display()
+            )));
+        }
+        let lock = FolderLock::acquire_shared(dir)?;
+        for side in DB_SIDE {
+            let p = dir.join(format!("{DB_FILE}{side}"));
+            if p.metadata().is_ok_and(|m| m.len() > 0) {
+                return Err(err(format!(
+                    "{} was interrupted in the middle of a write ({} exists): rerun its command to finish it first",
+                    dir.display(),
+                    p.display()
+                )));
+            }
+        }
+        let conn = connect(
+            &db,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        conn.query_row("SELECT count(*) FROM meta", [], |_| Ok(()))
+            .map_err(|e| {
+                err(format!(
+                    "{} is not a readable cavesweep store ({e})",
+                    db.display()
+                ))
+            })?;
+        Ok(Store {
+            dir: dir.to_path_buf(),
+            conn,
+            fresh: false,
+            _lock: lock,
+        })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Whether [`Store::open`] created the store (nothing to resume).
+    pub fn is_fresh(&self) -> bool {
+        self.fresh
+    }
+
+    fn path(&self) -> PathBuf {
+        self.dir.join(DB_FILE)
+    }
+
+    fn sql(&self, e: rusqlite::Error) -> StoreError {
+        sql_err(&self.path(), e)
+    }
+
+    /// A meta value.
+    pub fn meta(&self, key: &str) -> Result<Option<String>, StoreError> {
+        self.conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.sql(e))
+    }
+
+    /// Start a transaction: everything written through it lands together at
+    /// [`Batch::commit`], or not at all.
+    pub fn begin(&mut self) -> Result<Batch<'_>, StoreError> {
+        let path = self.path();
+        let tx = self.conn.transaction().map_err(|e| sql_err(&path, e))?;
+        Ok(Batch { tx, path })
+    }
+
+    /// Every point record in point order; records that fail their checksum or cannot be read
+    /// come back as `Err((point, why))`.
+    pub fn points<E: From<StoreError>>(
+        &self,
+        mut f: impl FnMut(ReadPoint) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT point, closed, seeds, passed, done, stats, crc FROM points ORDER BY point",
+            )
+            .map_err(|e| self.sql(e))?;
+        let mut rows = st.query([]).map_err(|e| self.sql(e))?;
+        while let Some(r) = rows.next().map_err(|e| self.sql(e))? {
+            f(read_point(r))?;
+        }
+        Ok(())
+    }
+
+    /// The record of one point, if any.
+    pub fn point(&self, point: u64) -> Result<Option<ReadPoint>, StoreError> {
+        let mut st = self
+            .conn
+            .prepare_cached(
+                "SELECT point, closed, seeds, passed, done, stats, crc FROM points WHERE point = ?1",
+            )
+            .map_err(|e| self.sql(e))?;
+        let mut rows = st.query([point as i64]).map_err(|e| self.sql(e))?;
+        Ok(rows.next().map_err(|e| self.sql(e))?.map(read_point))
+    }
+
+    /// The point records with `point` in `range`, in point order.
+    pub fn points_in(&self, range: std::ops::Range<u64>) -> Result<Vec<ReadPoint>, StoreError> {
+        let mut st = self
+            .conn
+            .prepare_cached(
+                "SELECT point, closed, seeds, passed, done, stats, crc FROM points
+                 WHERE point >= ?1 AND point < ?2 ORDER BY point",
+            )
+            .map_err(|e| self.sql(e))?;
+        let end = i64::try_from(range.end).unwrap_or(i64::MAX);
+        let mut rows = st
+            .query(params![range.start as i64, end])
+            .map_err(|e| self.sql(e))?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next().map_err(|e| self.sql(e))? {
+            out.push(read_point(r));
+        }
+        Ok(out)
+    }
+
+    /// `(chunk, n)` of every row record, in chunk order (no row data is read).
+    pub fn row_counts(&self, mut f: impl FnMut(u64, u64)) -> Result<(), StoreError> {
+        let mut st = self
+            .conn
+            .prepare("SELECT chunk, n FROM rows ORDER BY chunk")
+            .map_err(|e| self.sql(e))?;
+        let mut rows = st.query([]).map_err(|e| self.sql(e))?;
+        while let Some(r) = rows.next().map_err(|e| self.sql(e))? {
+            let (c, n): (i64, i64) = (
+                r.get(0).map_err(|e| self.sql(e))?,
+                r.get(1).map_err(|e| self.sql(e))?,
+            );
+            f(c as u64, n as u64);
+        }
+        Ok(())
+    }
+
+    /// The rows of chunks `range`, in chunk order: `(chunk, n, data, checksum ok)`.
+    pub fn rows<E: From<StoreError>>(
+        &self,
+        range: std::ops::Range<u64>,
+        mut f: impl FnMut(u64, u64, &[u8], bool) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut st = self
+            .conn
+            .prepare_cached(
+                "SELECT chunk, n, data, crc FROM rows WHERE chunk >= ?1 AND chunk < ?2 ORDER BY chunk",
+            )
+            .map_err(|e| self.sql(e))?;
+        let end = i64::try_from(range.end).unwrap_or(i64::MAX);
+        let mut rows = st
+            .query(params![range.start as i64, end])
+            .map_err(|e| self.sql(e))?;
+        while let Some(r) = rows.next().map_err(|e| self.sql(e))? {
+            let chunk = r.get::<_, i64>(0).map_err(|e| self.sql(e))? as u64;
+            let n = r.get::<_, i64>(1).map_err(|e| self.sql(e))? as u64;
+            let data = r
+                .get_ref(2)
+                .map_err(|e| self.sql(e))?
+                .as_blob()
+                .unwrap_or(&[]);
+            let crc = r.get::<_, i64>(3).map_err(|e| self.sql(e))? as u32;
+            f(chunk, n, data, rows_crc(chunk, n, data) == crc)?;
+        }
+        Ok(())
+    }
+
+    /// Whether any row record is stored.
+    pub fn has_rows(&self) -> Result<bool, StoreError> {
+        self.conn
+            .query_row("SELECT EXISTS (SELECT 1 FROM rows)", [], |r| r.get(0))
+            .map_err(|e| self.sql(e))
+    }
+
+    /// Delete every row record and give the space back to the file system (after the row file
+    /// they make up is complete).
+    pub fn drop_rows(&mut self) -> Result<(), StoreError> {
+        self.conn
+            .execute_batch("DELETE FROM rows; PRAGMA incremental_vacuum;")
+            .map_err(|e| self.sql(e))
+    }
+}
+
+fn sql_err_io(path: &Path, e: std::io::Error) -> StoreError {
+    err(format!("store {}: {e}", path.display()))
+}
+
+fn remove(p: &Path) -> Result<(), StoreError> {
+    let r = if p.is_dir() {
+        fs::remove_dir_all(p)
+    } else {
+        fs::remove_file(p)
+    };
+    r.map_err(|e| err(format!("cannot remove {}: {e}", p.display())))
+}
+
+fn read_point(r: &rusqlite::Row<'_>) -> ReadPoint {
+    let point = r.get::<_, i64>(0).map_err(|e| (u64::MAX, e.to_string()))? as u64;
+    let bad = |why: String| (point, why);
+    let closed: i64 = r.get(1).map_err(|e| bad(e.to_string()))?;
+    let seeds: i64 = r.get(2).map_err(|e| bad(e.to_string()))?;
+    let passed: i64 = r.get(3).map_err(|e| bad(e.to_string()))?;
+    let done: Vec<u8> = r.get(4).map_err(|e| bad(e.to_string()))?;
+    let stats: Vec<u8> = r.get(5).map_err(|e| bad(e.to_string()))?;
+    let crc: i64 = r.get(6).map_err(|e| bad(e.to_string()))?;
+    let mut rec = PointRecord {
+        point,
+        closed: closed != 0,
+        seeds: seeds as u64,
+        passed: passed as u64,
+        done: Vec::new(),
+        stats,
+    };
+    if rec.crc(&done) != crc as u32 {
+        return Err(bad("checksum mismatch".into()));
+    }
+    rec.done = postcard::from_bytes(&done).map_err(|e| bad(format!("done ranges: {e}")))?;
+    Ok(rec)
+}
+
+/// An open transaction on a [`Store`].
+pub struct Batch<'a> {
+    tx: rusqlite::Transaction<'a>,
+    path: PathBuf,
+}
+
+impl Batch<'_> {
+    fn sql(&self, e: rusqlite::Error) -> StoreError {
+        sql_err(&self.path, e)
+    }
+
+    pub fn set_meta(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        self.tx
+            .execute(
+                "INSERT OR REPLACE INTO meta VALUES (?1, ?2)",
+                params![key, value],
+            )
+            .map(drop)
+            .map_err(|e| self.sql(e))
+    }
+
+    /// Write (or replace) a point record.
+    pub fn put_point(&self, rec: &PointRecord) -> Result<(), StoreError> {
+        let done = postcard::to_allocvec(&rec.done).expect("ranges encode");
+        let crc = rec.crc(&done);
+        self.tx
+            .prepare_cached("INSERT OR REPLACE INTO points VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")
+            .and_then(|mut st| {
+                st.execute(params![
+                    rec.point as i64,
+                    rec.closed as i64,
+                    rec.seeds as i64,
+                    rec.passed as i64,
+                    done,
+                    rec.stats,
+                    crc as i64
+                ])
+            })
+            .map(drop)
+            .map_err(|e| self.sql(e))
+    }
+
+    pub fn delete_point(&self, point: u64) -> Result<(), StoreError> {
+        self.tx
+            .execute("DELETE FROM points WHERE point = ?1", [point as i64])
+            .map(drop)
+            .map_err(|e| self.sql(e))
+    }
+
+    /// Write (or replace) the `n` rows chunk `chunk` contributes.
+    pub fn put_rows(&self, chunk: u64, n: u64, data: &[u8]) -> Result<(), StoreError> {
+        self.tx
+            .prepare_cached("INSERT OR REPLACE INTO rows VALUES (?1, ?2, ?3, ?4)")
+            .and_then(|mut st| {
+                st.execute(params![
+                    chunk as i64,
+                    n as i64,
+                    data,
+                    rows_crc(chunk, n, data) as i64
+                ])
+            })
+            .map(drop)
+            .map_err(|e| self.sql(e))
+    }
+
+    /// Delete the row records of chunks `range`.
+    pub fn delete_rows(&self, range: std::ops::Range<u64>) -> Result<(), StoreError> {
+        let end = i64::try_from(range.end).unwrap_or(i64::MAX);
+        self.tx
+            .execute(
+                "DELETE FROM rows WHERE chunk >= ?1 AND chunk < ?2",
+                params![range.start as i64, end],
+            )
+            .map(drop)
+            .map_err(|e| self.sql(e))
+    }
+
+    /// Delete every point and row record (a merge starting over).
+    pub fn clear_records(&self) -> Result<(), StoreError> {
+        self.tx
+            .execute_batch("DELETE FROM points; DELETE FROM rows;")
+            .map_err(|e| self.sql(e))
+    }
+
+    /// Make everything in the batch durable at once. Failpoint `commit` (with `@K`: the K-th).
+    pub fn commit(self) -> Result<(), StoreError> {
+        failpoint::io("commit").map_err(|e| sql_err_io(&self.path, e))?;
+        let path = self.path.clone();
+        self.tx.commit().map_err(|e| sql_err(&path, e))
+    }
+}

@@ -1,0 +1,191 @@
+//! `cavesweep bench --grid`: what the sweep machinery (chunking, statistics, the store, the CSV
+//! files) costs on parameter grids, measured through the real [`super::run`] into a scratch
+//! folder, side by side in one run.
+//!
+//! Two comparisons, each a ratio of caves per second:
+//! - *matched work*: grids of 1,025 and 100,000 points whose caves cost the same as one point's
+//!   (chapter-strict, 13 steps, fill varied over 0.50-0.60 only), against that one point with as
+//!   many seeds as the grid has caves. The ratio is the grid's overhead, nothing else.
+//! - *the natural grid* (`fill=0.30:0.70:0.01` x `steps=1..=25`): against the same caves
+//!   generated and measured in a bare loop (no sweep machinery), since no single point does the
+//!   same work as a grid whose caves range from 1 to 25 steps.
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use super::{PerSeed, Plan, RunOptions, Shard, SweepError, SweepSpec};
+use crate::benchmark::Spread;
+use crate::generate::Generator;
+use crate::measure::{EMPTY_VALUES, Gate, MetricSet};
+use crate::presets::preset;
+
+/// One case's figures: caves per second of the case and of its reference, per repeat.
+#[derive(Debug, Clone)]
+pub struct GridCase {
+    pub name: String,
+    pub points: usize,
+    pub seeds_per_point: u64,
+    pub caves: u64,
+    pub rate: Spread,
+    pub reference_name: String,
+    pub reference: Spread,
+    /// Median of the per-repeat ratios rate / reference.
+    pub ratio: Spread,
+}
+
+struct Case {
+    name: &'static str,
+    sets: &'static [(&'static str, &'static str)],
+    varies: &'static [&'static str],
+    points: u64,
+}
+
+const SINGLE: Case = Case {
+    name: "1 point",
+    sets: &[("steps", "13"), ("fill", "0.55")],
+    varies: &[],
+    points: 1,
+};
+const MATCHED_1K: Case = Case {
+    name: "1,025 points, matched work",
+    sets: &[("steps", "13")],
+    varies: &["fill=0.500:0.6024:0.0001"],
+    points: 1025,
+};
+const MATCHED_100K: Case = Case {
+    name: "100,000 points, matched work",
+    sets: &[("steps", "13")],
+    varies: &["fill=0.5:0.599999:0.000001"],
+    points: 100_000,
+};
+const NATURAL: Case = Case {
+    name: "fill=0.30:0.70:0.01 x steps=1..=25",
+    sets: &[],
+    varies: &["fill=0.30:0.70:0.01", "steps=1..=25"],
+    points: 1025,
+};
+
+fn plan(case: &Case, seeds: u64, metrics: MetricSet) -> Result<Plan, SweepError> {
+    let mut base = preset("chapter-strict").expect("preset exists");
+    for (k, v) in case.sets {
+        base.set(k, v).map_err(|source| SweepError::Point {
+            point: format!("{k}={v}"),
+            source,
+        })?;
+    }
+    Plan::new(SweepSpec {
+        base,
+        varies: case
+            .varies
+            .iter()
+            .map(|v| v.parse())
+            .collect::<Result<_, _>>()?,
+        seeds: 0..seeds,
+        gate: Gate::default(),
+        metrics,
+        per_seed: PerSeed::None,
+        chunk: None,
+    })
+}
+
+/// Caves per second of a whole sweep of `plan` into a fresh scratch folder.
+fn sweep_rate(plan: &Plan, threads: usize, scratch: &PathBuf) -> Result<f64, SweepError> {
+    let _ = std::fs::remove_dir_all(scratch);
+    let stop = AtomicBool::new(false);
+    let opts = RunOptions {
+        shard: Shard::WHOLE,
+        threads,
+        force: false,
+        command: "cavesweep bench --grid",
+        stop: &stop,
+    };
+    let start = Instant::now();
+    super::run(plan, scratch, &opts, &mut |_, _| {})?;
+    let secs = start.elapsed().as_secs_f64();
+    let _ = std::fs::remove_dir_all(scratch);
+    Ok(plan.n_caves() as f64 / secs)
+}
+
+/// Caves per second of generating and measuring `plan`'s caves in a bare loop.
+fn loop_rate(plan: &Plan, threads: usize) -> f64 {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("thread pool");
+    let start = Instant::now();
+    pool.install(|| {
+        (0..plan.n_points()).into_par_iter().for_each(|p| {
+            let mut g = Generator::new(&plan.recipe(p), plan.computed).expect("valid");
+            let mut values = EMPTY_VALUES;
+            let _ = g.generate(plan.spec.seeds.clone(), |cave| {
+                cave.measure(&mut values);
+                std::hint::black_box(&values);
+                std::ops::ControlFlow::Continue(())
+            });
+        })
+    });
+    plan.n_caves() as f64 / start.elapsed().as_secs_f64()
+}
+
+/// Run every case `repeats` times, interleaved (A B C D A B C D ...), with about `caves` caves per
+/// sweep.
+pub fn bench_grid(
+    caves: u64,
+    threads: usize,
+    repeats: usize,
+    metrics: MetricSet,
+) -> Result<Vec<GridCase>, SweepError> {
+    let scratch = std::env::temp_dir().join(format!("cavesweep-bench-grid-{}", std::process::id()));
+    let per = |c: &Case| (caves / c.points).max(1);
+    let single = plan(&SINGLE, per(&SINGLE), metrics)?;
+    let cases = [&MATCHED_1K, &MATCHED_100K, &NATURAL]
+        .iter()
+        .map(|c| Ok((*c, plan(c, per(c), metrics)?)))
+        .collect::<Result<Vec<_>, SweepError>>()?;
+    let mut single_rates = Vec::new();
+    let mut rates = vec![Vec::new(); cases.len()];
+    let mut refs = vec![Vec::new(); cases.len()];
+    for _ in 0..repeats {
+        single_rates.push(sweep_rate(&single, threads, &scratch)?);
+        for (i, (case, p)) in cases.iter().enumerate() {
+            rates[i].push(sweep_rate(p, threads, &scratch)?);
+            if std::ptr::eq(*case, &NATURAL) {
+                refs[i].push(loop_rate(p, threads));
+            } else {
+                // Matched work: the single point's rate from the same round.
+                refs[i].push(*single_rates.last().expect("measured"));
+            }
+        }
+    }
+    let mut out = vec![GridCase {
+        name: SINGLE.name.into(),
+        points: 1,
+        seeds_per_point: single.n_seeds(),
+        caves: single.n_caves(),
+        rate: Spread::of(single_rates.clone()),
+        reference_name: "itself".into(),
+        reference: Spread::of(single_rates.clone()),
+        ratio: Spread::of(vec![1.0; repeats]),
+    }];
+    for (i, (case, p)) in cases.iter().enumerate() {
+        let ratios = rates[i].iter().zip(&refs[i]).map(|(a, b)| a / b).collect();
+        out.push(GridCase {
+            name: case.name.into(),
+            points: p.n_points(),
+            seeds_per_point: p.n_seeds(),
+            caves: p.n_caves(),
+            rate: Spread::of(rates[i].clone()),
+            reference_name: if std::ptr::eq(*case, &NATURAL) {
+                "same caves, bare loop".into()
+            } else {
+                "1 point, same caves".into()
+            },
+            reference: Spread::of(refs[i].clone()),
+            ratio: Spread::of(ratios),
+        });
+    }
+    Ok(out)
+}

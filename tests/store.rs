@@ -1,0 +1,640 @@
+//! End-to-end tests of the sweep store through the real binary: one writer per folder, a kill
+//! at every stage of the final assembly and of merge (failpoints, no timing races), a full disk,
+//! damaged records and files detected and redone, seeds up to u64::MAX, and flat memory on huge
+//! grids and seed ranges.
+
+mod common;
+
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use common::*;
+
+/// A small two-point sweep with a gate and every seed kept: 10 chunks per point.
+const FLAGS: [&str; 10] = [
+    "--preset",
+    "chapter-strict",
+    "--seeds",
+    "0..600",
+    "--vary",
+    "fill=0.40,0.45",
+    "--gate",
+    "connected_fraction>=0.999 && components<=1",
+    "--per-seed",
+    "all",
+];
+
+fn sweep_cmd(out: &Path, extra: &[&str]) -> Command {
+    let mut c = bin();
+    c.arg("sweep").args(FLAGS).arg("--out").arg(out).args(extra);
+    c
+}
+
+fn sweep(out: &Path, extra: &[&str]) -> Output {
+    sweep_cmd(out, extra).output().unwrap()
+}
+
+/// Run with failpoint `fp` set; returns the output.
+fn sweep_fp(out: &Path, fp: &str, extra: &[&str]) -> Output {
+    sweep_cmd(out, extra)
+        .env("CAVESWEEP_FAILPOINT", fp)
+        .output()
+        .unwrap()
+}
+
+fn killed(o: &Output) -> bool {
+    o.status.signal() == Some(9)
+}
+
+/// A reference folder: the sweep run once, uninterrupted.
+fn reference(dir: &Path) -> PathBuf {
+    let r = dir.join("ref");
+    let o = sweep(&r, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    r
+}
+
+fn db(out: &Path) -> rusqlite::Connection {
+    rusqlite::Connection::open(out.join("cavesweep.sqlite")).unwrap()
+}
+
+fn no_temporaries(out: &Path) {
+    for e in fs::read_dir(out).unwrap() {
+        let n = e.unwrap().file_name().to_string_lossy().into_owned();
+        assert!(!n.contains(".tmp"), "{n} left in {}", out.display());
+    }
+}
+
+/// The CRC-32 a point record carries, transcribed from the store's documented layout: point,
+/// closed, seeds, passed (little-endian), the done-ranges blob with its length, the stats blob.
+fn point_crc(point: u64, closed: bool, seeds: u64, passed: u64, done: &[u8], stats: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(&point.to_le_bytes());
+    h.update(&[closed as u8]);
+    h.update(&seeds.to_le_bytes());
+    h.update(&passed.to_le_bytes());
+    h.update(&(done.len() as u64).to_le_bytes());
+    h.update(done);
+    h.update(stats);
+    h.finalize()
+}
+
+/// Rewrite point `p`'s record with `edit` applied, re-checksummed (so only the consistency
+/// checks, not the checksum, can catch it).
+fn edit_point(out: &Path, p: i64, edit: impl FnOnce(&mut (bool, u64, u64, Vec<u8>, Vec<u8>))) {
+    let c = db(out);
+    let mut rec: (bool, u64, u64, Vec<u8>, Vec<u8>) = c
+        .query_row(
+            "SELECT closed, seeds, passed, done, stats FROM points WHERE point = ?1",
+            [p],
+            |r| {
+                Ok((
+                    r.get::<_, i64>(0)? != 0,
+                    r.get::<_, i64>(1)? as u64,
+                    r.get::<_, i64>(2)? as u64,
+                    r.get(3)?,
+                    r.get(4)?,
+                ))
+            },
+        )
+        .unwrap();
+    edit(&mut rec);
+    let crc = point_crc(p as u64, rec.0, rec.1, rec.2, &rec.3, &rec.4);
+    c.execute(
+        "UPDATE points SET closed=?2, seeds=?3, passed=?4, done=?5, stats=?6, crc=?7 WHERE point=?1",
+        rusqlite::params![p, rec.0 as i64, rec.1 as i64, rec.2 as i64, rec.3, rec.4, crc as i64],
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_second_writer_is_refused_at_once_naming_the_first() {
+    let d = scratch("store-lock");
+    let out = d.join("o");
+    let mut first = sweep_cmd(&out, &[])
+        .env("CAVESWEEP_FAILPOINT", "locked:pause")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the first process says it holds the lock (a line, not a timer).
+    let mut line = String::new();
+    BufReader::new(first.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.contains("paused"), "{line}");
+    let second = sweep(&out, &[]);
+    assert_one_line_error(&second, "in use by another cavesweep");
+    assert!(
+        stderr(&second).contains(&format!("pid {}", first.id())),
+        "{}",
+        stderr(&second)
+    );
+    // --force does not break in, and merge --out is refused the same way.
+    assert_one_line_error(&sweep(&out, &["--force"]), "in use by another cavesweep");
+    let shard = d.join("unused");
+    let o = run(&[
+        "merge",
+        shard.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    first.kill().unwrap();
+    first.wait().unwrap();
+    // The kernel released the lock with the process: no stale lock.
+    let o = sweep(&out, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_same_outputs(&reference(&d), &out);
+}
+
+#[test]
+fn a_kill_at_every_stage_then_a_rerun_gives_identical_files() {
+    let d = scratch("store-kill");
+    let r = reference(&d);
+    for (i, fp) in [
+        "checkpoint@1",
+        "checkpoint@2",
+        "final:summary.csv",
+        "final:trajectory.csv",
+        "final:components.csv",
+        "seeds-partial",
+        "final:seeds.csv",
+        "final:manifest.json",
+        "completed",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let out = d.join(format!("k{i}"));
+        let o = sweep_fp(&out, fp, &["--threads", "2"]);
+        assert!(killed(&o), "{fp}: not killed: {}", stderr(&o));
+        let o = sweep(&out, &["--threads", "1"]);
+        assert!(o.status.success(), "{fp}: {}", stderr(&o));
+        assert_same_outputs(&r, &out);
+        no_temporaries(&out);
+        // A whole sweep's rows are dropped once seeds.csv is recorded.
+        let rows: i64 = db(&out)
+            .query_row("SELECT count(*) FROM rows", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(rows, 0, "{fp}");
+        // And a third run only verifies.
+        let o = sweep(&out, &[]);
+        assert!(
+            stderr(&o).contains("already complete"),
+            "{fp}: {}",
+            stderr(&o)
+        );
+    }
+}
+
+#[test]
+fn a_full_disk_is_a_one_line_error_and_the_rerun_finishes() {
+    let d = scratch("store-enospc");
+    let r = reference(&d);
+    for (i, fp) in [
+        "create-store:enospc",
+        "commit@2:enospc",
+        "write:manifest.json:enospc",
+        "write:summary.csv:enospc",
+        "write:seeds.csv:enospc",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let out = d.join(format!("f{i}"));
+        let o = sweep_fp(&out, fp, &[]);
+        assert_one_line_error(&o, "No space left on device");
+        no_temporaries(&out);
+        let o = sweep(&out, &[]);
+        assert!(o.status.success(), "{fp}: {}", stderr(&o));
+        assert_same_outputs(&r, &out);
+    }
+}
+
+#[test]
+fn damaged_point_records_are_detected_and_recomputed() {
+    let d = scratch("store-damage");
+    let r = reference(&d);
+    type Edit = fn(&mut (bool, u64, u64, Vec<u8>, Vec<u8>));
+    let edits: [(&str, Edit); 4] = [
+        ("passed > seeds", |rec| rec.2 = rec.1 + 1),
+        ("seeds not matching the done chunks", |rec| rec.1 += 7),
+        ("statistics that do not decode", |rec| {
+            rec.4.truncate(rec.4.len() / 2)
+        }),
+        ("an open point claiming no done chunks", |rec| {
+            rec.0 = false;
+            rec.3 = vec![0];
+        }),
+    ];
+    for (i, (what, edit)) in edits.into_iter().enumerate() {
+        let out = d.join(format!("e{i}"));
+        fs::create_dir_all(&out).unwrap();
+        assert!(sweep(&out, &[]).status.success());
+        edit_point(&out, 1, edit);
+        let o = sweep(&out, &[]);
+        assert!(o.status.success(), "{what}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("repaired: grid point 1"),
+            "{what}: {}",
+            stderr(&o)
+        );
+        assert_same_outputs(&r, &out);
+    }
+    // A checksum mismatch (garbage written over a record).
+    let out = d.join("garbage");
+    assert!(sweep(&out, &[]).status.success());
+    db(&out)
+        .execute("UPDATE points SET stats = x'deadbeef' WHERE point = 0", [])
+        .unwrap();
+    let o = sweep(&out, &[]);
+    assert!(stderr(&o).contains("checksum"), "{}", stderr(&o));
+    assert_same_outputs(&r, &out);
+}
+
+#[test]
+fn a_damaged_or_foreign_store_is_a_one_line_error_and_force_starts_over() {
+    let d = scratch("store-badfile");
+    let r = reference(&d);
+    let out = d.join("o");
+    assert!(sweep(&out, &[]).status.success());
+    // An unknown format version.
+    db(&out)
+        .execute("UPDATE meta SET value = '99' WHERE key = 'format'", [])
+        .unwrap();
+    assert_one_line_error(&sweep(&out, &[]), "format \"99\"");
+    // A truncated file.
+    let p = out.join("cavesweep.sqlite");
+    let bytes = fs::read(&p).unwrap();
+    fs::write(&p, &bytes[..bytes.len() / 3]).unwrap();
+    assert_one_line_error(&sweep(&out, &[]), "damaged");
+    // Garbage.
+    fs::write(&p, vec![0x5a; 8192]).unwrap();
+    assert_one_line_error(&sweep(&out, &[]), "damaged");
+    let o = sweep(&out, &["--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_same_outputs(&r, &out);
+    // A folder written by the old JSON checkpoint format is refused, --force replaces it.
+    let old = d.join("old");
+    fs::create_dir_all(old.join("parts")).unwrap();
+    fs::write(old.join("state.json"), "{}").unwrap();
+    assert_one_line_error(&sweep(&old, &[]), "older cavesweep");
+    assert!(sweep(&old, &["--force"]).status.success());
+    assert!(!old.join("state.json").exists() && !old.join("parts").exists());
+    assert_same_outputs(&r, &old);
+    // --force removes only what cavesweep wrote.
+    fs::write(old.join("notes.txt"), "mine").unwrap();
+    assert!(sweep(&old, &["--force", "--threads", "1"]).status.success());
+    assert_eq!(fs::read_to_string(old.join("notes.txt")).unwrap(), "mine");
+}
+
+#[test]
+fn damaged_or_missing_seed_rows_are_regenerated() {
+    let d = scratch("store-rows");
+    let r = reference(&d);
+    // Stop after every chunk is done but before seeds.csv: the rows are in the store.
+    let out = d.join("o");
+    assert!(killed(&sweep_fp(&out, "final:summary.csv", &[])));
+    let c = db(&out);
+    let chunks: Vec<i64> = c
+        .prepare("SELECT chunk FROM rows ORDER BY chunk")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(chunks.len() >= 3);
+    c.execute(
+        "UPDATE rows SET data = x'313233' WHERE chunk = ?1",
+        [chunks[0]],
+    )
+    .unwrap();
+    c.execute("DELETE FROM rows WHERE chunk = ?1", [chunks[2]])
+        .unwrap();
+    drop(c);
+    let o = sweep(&out, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("repaired"), "{}", stderr(&o));
+    assert_same_outputs(&r, &out);
+}
+
+#[test]
+fn a_complete_folder_whose_files_changed_is_finished_again() {
+    let d = scratch("store-files");
+    let r = reference(&d);
+    let out = d.join("o");
+    assert!(sweep(&out, &[]).status.success());
+    for (name, change) in [
+        ("seeds.csv", None),
+        ("summary.csv", Some(b"x\n".as_slice())),
+        ("trajectory.csv", None),
+        ("manifest.json", Some(b"{}".as_slice())),
+    ] {
+        match change {
+            None => fs::remove_file(out.join(name)).unwrap(),
+            Some(bytes) => fs::write(out.join(name), bytes).unwrap(),
+        }
+        let o = sweep(&out, &[]);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        assert!(stderr(&o).contains(name), "{name}: {}", stderr(&o));
+        assert_same_outputs(&r, &out);
+    }
+}
+
+#[test]
+fn an_open_point_with_overlapping_done_ranges_is_recomputed() {
+    let d = scratch("store-open");
+    let args = [
+        "sweep",
+        "--seeds",
+        "0..20000",
+        "--chunk",
+        "500",
+        "--metrics",
+        "floor_fraction,components",
+        "--per-seed",
+        "kept",
+        "--gate",
+        "components<=1",
+        "--threads",
+        "1",
+    ];
+    let reference = d.join("ref");
+    let o = bin()
+        .args(args)
+        .arg("--out")
+        .arg(&reference)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = d.join("o");
+    let o = bin()
+        .args(args)
+        .arg("--out")
+        .arg(&out)
+        .env("CAVESWEEP_FAILPOINT", "checkpoint@1")
+        .output()
+        .unwrap();
+    assert!(killed(&o));
+    edit_point(&out, 0, |rec| {
+        assert!(!rec.0, "the point is open after one checkpoint");
+        let mut done: Vec<(u64, u64)> = postcard::from_bytes(&rec.3).unwrap();
+        done.push((0, 1)); // overlaps the first range
+        rec.3 = postcard::to_allocvec(&done).unwrap();
+    });
+    let o = bin().args(args).arg("--out").arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("overlap"), "{}", stderr(&o));
+    assert_same_outputs(&reference, &out);
+}
+
+#[test]
+fn seeds_up_to_u64_max_are_all_swept() {
+    let d = scratch("store-u64max");
+    for (range, n, last) in [
+        (
+            "18446744073709551000..18446744073709551615",
+            615,
+            "18446744073709551614",
+        ),
+        (
+            "18446744073709551614..18446744073709551615",
+            1,
+            "18446744073709551614",
+        ),
+        (
+            "18446744073709551600..=18446744073709551614",
+            15,
+            "18446744073709551614",
+        ),
+    ] {
+        let out = d.join(range.replace(['.', '='], "_"));
+        let o = run(&[
+            "sweep",
+            "--seeds",
+            range,
+            "--per-seed",
+            "all",
+            "--metrics",
+            "floor_fraction",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let seeds = fs::read_to_string(out.join("seeds.csv")).unwrap();
+        let rows: Vec<&str> = seeds.lines().skip(1).collect();
+        assert_eq!(rows.len(), n, "{range}");
+        assert!(rows.last().unwrap().starts_with(last), "{range}");
+    }
+}
+
+/// Peak RSS (kB) of a child, from `wait4`'s resource usage, and its exit status.
+fn wait_rss(child: std::process::Child) -> (std::process::ExitStatus, u64) {
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; wait4 fills it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = child.id() as libc::pid_t;
+    // SAFETY: `pid` is our child, not yet reaped (std's Child is dropped without waiting).
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(r, pid);
+    std::mem::forget(child);
+    (
+        std::process::ExitStatus::from_raw(status),
+        usage.ru_maxrss as u64,
+    )
+}
+
+#[test]
+fn huge_seed_ranges_start_checkpoint_and_stop_with_flat_memory() {
+    let d = scratch("store-huge");
+    for range in ["0..18446744073709551615", "0..1e12"] {
+        let out = d.join(range.replace('.', "_"));
+        let mut child = bin()
+            .args([
+                "sweep",
+                "--seeds",
+                range,
+                "--per-seed",
+                "none",
+                "--metrics",
+                "floor_fraction",
+                "--out",
+                out.to_str().unwrap(),
+            ])
+            .env("CAVESWEEP_FAILPOINT", "checkpoint@2:pause")
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Paused right after its second checkpoint: started, checkpointed, memory at its working
+        // size. Then Ctrl-C's signal.
+        let mut line = String::new();
+        let mut err = BufReader::new(child.stderr.take().unwrap());
+        err.read_line(&mut line).unwrap();
+        assert!(line.contains("paused"), "{range}: {line}");
+        assert!(out.join("manifest.json").exists());
+        Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        // The failpoint's thread sleeps: the second signal exits at once (exit 130).
+        Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        let (status, rss_kb) = wait_rss(child);
+        assert_eq!(status.code(), Some(130), "{range}");
+        assert!(rss_kb < 256 * 1024, "{range}: peak RSS {rss_kb} kB");
+        // Resumable: the store holds the checkpoint.
+        let done: i64 = db(&out)
+            .query_row("SELECT count(*) FROM points", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(done, 1, "{range}");
+    }
+}
+
+#[test]
+fn a_100000_point_grid_stays_under_the_memory_cap() {
+    let d = scratch("store-grid");
+    let out = d.join("o");
+    let child = bin()
+        .args([
+            "sweep",
+            "--set",
+            "rows=16",
+            "--set",
+            "cols=16",
+            "--vary",
+            "fill=0.30:0.70:0.0001",
+            "--vary",
+            "steps=1..=25",
+            "--seeds",
+            "0..2",
+            "--per-seed",
+            "kept",
+            "--gate",
+            "components<=1",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (status, rss_kb) = wait_rss(child);
+    assert!(status.success());
+    assert!(rss_kb < 256 * 1024, "peak RSS {rss_kb} kB");
+    let summary = fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert_eq!(summary.lines().count(), 1 + 4001 * 25);
+    let traj = fs::read_to_string(out.join("trajectory.csv")).unwrap();
+    // Steps 1..=25 give 2..=26 trajectory rows per point.
+    assert_eq!(traj.lines().count(), 1 + 4001 * (2..=26).sum::<usize>());
+}
+
+fn merge(inputs: &[&Path], out: &Path, extra: &[&str], fp: Option<&str>) -> Output {
+    let mut c = bin();
+    c.arg("merge")
+        .args(inputs)
+        .arg("--out")
+        .arg(out)
+        .args(extra);
+    if let Some(fp) = fp {
+        c.env("CAVESWEEP_FAILPOINT", fp);
+    }
+    c.output().unwrap()
+}
+
+#[test]
+fn merge_is_atomic_refuses_bad_inputs_and_never_writes_into_them() {
+    let d = scratch("store-merge");
+    let r = reference(&d);
+    let shards: Vec<PathBuf> = (1..=3).map(|k| d.join(format!("shard-{k}"))).collect();
+    for (k, s) in shards.iter().enumerate() {
+        let o = sweep(s, &["--shard", &format!("{}/3", k + 1)]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let refs: Vec<&Path> = shards.iter().map(PathBuf::as_path).collect();
+    let snapshot = |p: &Path| {
+        let mut v: Vec<(String, Vec<u8>)> = fs::read_dir(p)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .map(|p| (p.display().to_string(), fs::read(&p).unwrap()))
+            .collect();
+        v.sort();
+        v
+    };
+    let before: Vec<_> = shards.iter().map(|s| snapshot(s)).collect();
+    // Never into an input, --force or not.
+    for extra in [&[][..], &["--force"][..]] {
+        let o = merge(&refs, &shards[1], extra, None);
+        assert_one_line_error(&o, "never writes into its inputs");
+        let o = merge(&refs, &shards[0].join("sub"), extra, None);
+        assert_one_line_error(&o, "never writes into its inputs");
+    }
+    // Missing shards are named.
+    let o = merge(&refs[..1], &d.join("m-missing"), &[], None);
+    assert_one_line_error(&o, "missing shards 2/3, 3/3");
+    // A shard given twice.
+    let o = merge(&[refs[0], refs[0], refs[1]], &d.join("m-twice"), &[], None);
+    assert_one_line_error(&o, "both shard 1/3");
+    // A killed merge, at each stage, is finished by rerunning it.
+    for (i, fp) in [
+        "merge:points",
+        "merge:rows",
+        "final:summary.csv",
+        "seeds-partial",
+        "final:manifest.json",
+        "completed",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let out = d.join(format!("m{i}"));
+        let o = merge(&refs, &out, &[], Some(fp));
+        assert!(killed(&o), "{fp}: {}", stderr(&o));
+        let o = merge(&refs, &out, &[], None);
+        assert!(o.status.success(), "{fp}: {}", stderr(&o));
+        assert_same_outputs(&r, &out);
+        let o = merge(&refs, &out, &[], None);
+        assert!(stderr(&o).contains("already merged"), "{}", stderr(&o));
+    }
+    // The inputs are byte-for-byte untouched (store and lock included).
+    for (s, b) in shards.iter().zip(&before) {
+        let mut now = snapshot(s);
+        let mut b = b.clone();
+        // The lock file's content names the last process that held it exclusively: unchanged.
+        now.retain(|(n, _)| !n.ends_with("cavesweep.lock"));
+        b.retain(|(n, _)| !n.ends_with("cavesweep.lock"));
+        assert!(now == b, "{} changed", s.display());
+    }
+    // An unfinished shard is refused.
+    let unfinished = d.join("unfinished");
+    assert!(killed(&sweep_fp(
+        &unfinished,
+        "final:summary.csv",
+        &["--shard", "2/3"]
+    )));
+    let o = merge(
+        &[refs[0], &unfinished, refs[2]],
+        &d.join("m-unf"),
+        &[],
+        None,
+    );
+    assert_one_line_error(&o, "not a finished shard");
+}
+
+#[test]
+fn absurd_thread_counts_and_interrupted_first_milliseconds() {
+    let d = scratch("store-edges");
+    let out = d.join("o");
+    assert_one_line_error(&sweep(&out, &["--threads", "100000"]), "--threads 100000");
+    assert_one_line_error(&sweep(&out, &["--threads", "0"]), "--threads");
+    // Killed while creating the store; a stray temporary from another process beside it.
+    assert!(killed(&sweep_fp(&out, "create-store", &[])));
+    fs::write(out.join("manifest.json.tmp12345"), b"half").unwrap();
+    let o = sweep(&out, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    no_temporaries(&out);
+    assert_same_outputs(&reference(&d), &out);
+}
