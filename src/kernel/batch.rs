@@ -354,6 +354,36 @@ impl Lanes {
         simd.run(T(self, grids));
     }
 
+    /// The Bernoulli fill of the caves of `seeds` (at most [`Lanes::lanes`]; the other lanes
+    /// repeat the last seed) straight into the lanes, exactly as the generator fills them.
+    /// Returns the walls per lane.
+    pub fn fill_bernoulli(
+        &mut self,
+        p: f64,
+        seeds: &[u64],
+    ) -> Result<[u64; 8], crate::fill::FillError> {
+        struct T<'a>(&'a mut Lanes, crate::fill::Threshold, &'a [u64]);
+        impl crate::simd::Task for T<'_> {
+            type Output = [u64; 8];
+            #[inline(always)]
+            fn run<I: crate::simd::Isa>(self) -> [u64; 8] {
+                let T(l, th, seeds) = self;
+                let n = <I::Lanes as Lane>::N;
+                let mut rngs: [crate::rng::CaveRng; 8] =
+                    std::array::from_fn(|k| crate::rng::cave_rng(seeds[k.min(seeds.len() - 1)]));
+                let mut a = l.bufs[0].view::<I::Lanes>(l.rows, l.cols);
+                let c =
+                    crate::fill::bernoulli_lanes(a.raw_mut(), l.rows, l.cols, &th, &mut rngs[..n]);
+                l.cur = 0;
+                std::array::from_fn(|k| if k < n { c.get(k) } else { 0 })
+            }
+        }
+        assert!(!seeds.is_empty() && seeds.len() <= self.lanes());
+        let th = crate::fill::Threshold::new(p)?;
+        let simd = self.simd;
+        Ok(simd.run(T(self, th, seeds)))
+    }
+
     /// Apply `pass` (a sync Moore pass, see [`super::sync_moore`]) `pass.repeat` times to every
     /// lane; returns the walls per lane after the last step.
     ///
