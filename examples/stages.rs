@@ -41,6 +41,14 @@ fn time(reps: usize, n: usize, mut f: impl FnMut(usize)) -> (f64, f64) {
 }
 
 fn main() {
+    {
+        let mut g = Grid::new(90, 140).unwrap();
+        let (a, b) = time(9, 300, |i| {
+            cavesweep::fill::fill_numpy(&mut g, 0.45, i as u64).unwrap();
+            black_box(&g);
+        });
+        println!("numpy fill 90x140: {a:.2}/{b:.2} us (min/median)");
+    }
     let name = std::env::args().nth(1).unwrap_or("chapter-strict".into());
     let r = preset(&name).unwrap();
     let five: MetricSet = "floor_fraction,components,largest_fraction,connected_fraction,boundary"

@@ -12,7 +12,6 @@ use std::fmt;
 use std::str::FromStr;
 
 use rand_core::{Infallible, Rng, SeedableRng, TryRng};
-use rand_pcg::Lcg128Xsl64;
 
 use crate::simd::Lane;
 
@@ -196,33 +195,83 @@ pub fn numpy_pcg64_init(seed: u64) -> (u128, u128) {
     (initstate, initseq)
 }
 
+/// PCG64's multiplier (numpy's `PCG_DEFAULT_MULTIPLIER_128`).
+pub const PCG_MULT: u128 = 0x2360_ED05_1FC6_5DA4_4385_DF64_9FCC_F645;
+
+/// PCG64's output function (XSL-RR): the XOR of the state's halves, rotated right by its top
+/// six bits.
+#[inline(always)]
+pub fn pcg_output(state: u128) -> u64 {
+    let hi = (state >> 64) as u64;
+    (hi ^ state as u64).rotate_right((hi >> 58) as u32)
+}
+
+/// The affine map `s -> a s + c` (mod 2^128) of `k` PCG steps with increment `inc`: lets `k`
+/// interleaved chains each jump `k` draws at a time (Brown's jump-ahead, by doubling).
+pub fn pcg_jump(k: u64, inc: u128) -> (u128, u128) {
+    let (mut a, mut c) = (1u128, 0u128); // the map so far
+    let (mut ma, mut mc) = (PCG_MULT, inc); // the map of 2^i steps
+    let mut k = k;
+    while k != 0 {
+        if k & 1 == 1 {
+            a = a.wrapping_mul(ma);
+            c = c.wrapping_mul(ma).wrapping_add(mc);
+        }
+        mc = mc.wrapping_mul(ma).wrapping_add(mc);
+        ma = ma.wrapping_mul(ma);
+        k >>= 1;
+    }
+    (a, c)
+}
+
 /// `np.random.default_rng(seed)`, bit for bit: PCG64 (XSL-RR 128/64) seeded through
-/// SeedSequence. Only what the fill needs: raw u64s and `random()` doubles.
-#[derive(Debug, Clone)]
+/// SeedSequence. Only what the fill needs: raw u64s, `random()` doubles, and the state (for the
+/// fill's jump-ahead chains).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NumpyRandom {
-    pcg: Lcg128Xsl64,
+    state: u128,
+    inc: u128,
 }
 
 impl NumpyRandom {
     pub fn new(seed: u64) -> NumpyRandom {
         let (initstate, initseq) = numpy_pcg64_init(seed);
-        // rand_pcg's `new` performs numpy's `pcg_setseq_128_srandom_r` exactly (it takes the raw
-        // stream and makes the odd increment itself).
-        NumpyRandom {
-            pcg: Lcg128Xsl64::new(initstate, initseq),
-        }
+        // numpy's `pcg_setseq_128_srandom_r`.
+        let inc = (initseq << 1) | 1;
+        let mut r = NumpyRandom { state: 0, inc };
+        r.step();
+        r.state = r.state.wrapping_add(initstate);
+        r.step();
+        r
     }
 
-    /// numpy's `bit_generator.random_raw()`.
+    #[inline(always)]
+    fn step(&mut self) {
+        self.state = self.state.wrapping_mul(PCG_MULT).wrapping_add(self.inc);
+    }
+
+    /// numpy's `bit_generator.random_raw()`: step, then output the new state.
     #[inline(always)]
     pub fn next_u64(&mut self) -> u64 {
-        self.pcg.next_u64()
+        self.step();
+        pcg_output(self.state)
     }
 
     /// numpy's `Generator.random()`: 53 random bits scaled to [0, 1), one u64 per double.
     #[inline(always)]
     pub fn next_f64(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// The generator's state and increment.
+    pub fn state(&self) -> (u128, u128) {
+        (self.state, self.inc)
+    }
+
+    /// Skip `k` draws.
+    pub fn advance(&mut self, k: u64) {
+        let (a, c) = pcg_jump(k, self.inc);
+        self.state = self.state.wrapping_mul(a).wrapping_add(c);
     }
 }
 
@@ -237,7 +286,11 @@ impl TryRng for NumpyRandom {
         Ok(self.next_u64())
     }
     fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Infallible> {
-        self.pcg.try_fill_bytes(dst)
+        for chunk in dst.chunks_mut(8) {
+            let w = self.next_u64().to_le_bytes();
+            chunk.copy_from_slice(&w[..chunk.len()]);
+        }
+        Ok(())
     }
 }
 
@@ -334,8 +387,8 @@ pub fn xoshiro_from_state(st: [u64; 4]) -> Xoshiro256PlusPlus {
 pub(crate) mod tests {
     use super::*;
 
-    /// A from-scratch PCG64 (numpy's `pcg_setseq_128`) used to check the rand_pcg wiring and the
-    /// spec's state/inc vectors, which rand_pcg does not expose.
+    /// A from-scratch PCG64 (numpy's `pcg_setseq_128`), sharing no code with [`NumpyRandom`],
+    /// to check it and the spec's state/inc vectors.
     struct RefPcg {
         state: u128,
         inc: u128,
@@ -490,7 +543,33 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn rand_pcg_matches_reference_pcg() {
+    fn jump_ahead_equals_stepping() {
+        let mut a = NumpyRandom::new(7);
+        let mut b = a.clone();
+        for k in [0u64, 1, 2, 3, 8, 1000, 12599] {
+            for _ in 0..k {
+                a.next_u64();
+            }
+            b.advance(k);
+            assert_eq!(a, b, "k {k}");
+        }
+    }
+
+    #[test]
+    fn numpy_random_matches_rand_pcg() {
+        // A third implementation (rand_pcg's Lcg128Xsl64 takes numpy's raw seeding inputs).
+        for seed in [0u64, 42, u64::MAX] {
+            let (s, q) = numpy_pcg64_init(seed);
+            let mut r = rand_pcg::Lcg128Xsl64::new(s, q);
+            let mut n = NumpyRandom::new(seed);
+            for _ in 0..100 {
+                assert_eq!(n.next_u64(), r.next_u64(), "seed {seed}");
+            }
+        }
+    }
+
+    #[test]
+    fn numpy_random_matches_reference_pcg() {
         for seed in [0u64, 1, 7, 12345, u64::MAX, (1 << 40) + 7] {
             let (s, q) = numpy_pcg64_init(seed);
             let mut r = RefPcg::seeded(s, q);
