@@ -2,7 +2,7 @@
 """The book chapter's own numpy cave pipeline, transcribed, timed per core.
 
 'Generate Caves from Noise' (chapter 15 of 'Cellular Automata From First Principles', see
-shared/sources/chapter-15-generate-caves-from-noise.txt) builds a cave with numpy: random_cave
+docs/sources.md) builds a cave with numpy: random_cave
 (default_rng(seed), 90x140, 45% walls), 4 x cave_step (wall_count over the 8 neighbours via
 shift_fixed, which pads missing neighbours with 0 instead of wrapping; WALL iff count >= 5; then
 solid_border) and evaluates it with evaluate_cave (floor fraction, fraction of floor reachable
@@ -18,7 +18,8 @@ these operations use BLAS, but the pin makes "per core" explicit). With --csv it
 per seed (seed, final wall fraction, connected fraction) so the caves can be checked against
 `cavesweep reproduce chapter`, which replays numpy's generator bit for bit.
 
-Installs numpy with `python3 -m pip install --quiet numpy` if it is missing.
+Needs numpy: run it with the venv Python that `scripts/numpy_venv.sh` prints (it creates a venv
+under target/ with numpy from PyPI; the system Python is never touched).
 """
 
 import os
@@ -35,23 +36,18 @@ for _var in (
     os.environ[_var] = "1"
 
 import argparse  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from collections import deque  # noqa: E402
 
 
-def ensure_numpy():
-    try:
-        import numpy  # noqa: F401
-    except ImportError:
-        subprocess.check_call([sys.executable, "-m", "pip", "install", "--quiet", "numpy"])
-    import numpy
-
-    return numpy
-
-
-np = ensure_numpy()
+try:
+    import numpy as np  # noqa: E402
+except ImportError:
+    sys.exit(
+        "numpy is missing: run this script with the Python that scripts/numpy_venv.sh prints "
+        "(a venv under target/ with numpy from PyPI)"
+    )
 
 FLOOR = 0
 WALL = 1

@@ -6,16 +6,22 @@
 # Stages (each timed):
 #   build     cargo build --release
 #   chapter   cavesweep reproduce chapter               -> results/chapter/
-#   variants  one 10,000-seed sweep per preset + plots   -> results/variants/
+#   variants  one 10,000-seed sweep per preset + cavesweep report -> results/variants/
+#   report    a 1,025-point fill x steps sweep + cavesweep report (timed) -> results/grid/
 #   gallery   a typical cave per preset + the chapter's seed 42 (numpy RNG) -> results/gallery/
 #   kernels   cargo bench --bench kernels --bench inplace -> results/kernels.md (SKIP_BENCH=1 skips)
 #   bench     cavesweep bench --seconds 3                -> results/bench/      (SKIP_BENCH=1 skips;
 #             BENCH_SECONDS=S changes the 3, e.g. for a quick smoke test)
+#   gridbench scripts/grid_results.sh (sweeps of 1,025 and 100,000-point grids) -> results/bench/grid.md
+#             (SKIP_BENCH=1 skips)
 #   peers     scripts/peers.sh, if present              -> results/peers.md    (SKIP_PEERS=1 skips)
+#   python    pip install ./python into $RESULTS_WORK/python-venv, then
+#             python/benches/bench_generate.py          -> results/python.md   (SKIP_PYTHON=1 skips)
+#             python/examples/walkthrough.py            -> python/images/
 #   index     results/README.md
 #
 # Bulky intermediates (per-seed seeds.csv, sweep checkpoints) go to $RESULTS_WORK
-# (default target/results-work), which git ignores. matplotlib is pip-installed if missing.
+# (default target/results-work), which git ignores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -62,24 +68,92 @@ our measurements), \`trajectory.csv\` (wall fraction per step), \`seeds.csv\` (p
 EOF
 }
 
+# The named gates of results/variants: name|expression|meaning. Each preset's sweep is gated by
+# the first ("playable"); the others are counted by one cheap sweep each (only their metric, no
+# per-seed rows). Once `sweep --gate NAME=EXPR` lands (#10), one sweep per preset counts them all
+# and its report shows every `pass_rate[NAME]`.
+GATES=(
+  "playable|connected_fraction>=0.99 && floor_fraction>=0.4|the spawn reaches >= 99% of the floor and the floor is >= 40% of the map"
+  "open|floor_fraction>=0.6|the floor is >= 60% of the map"
+  "one piece|components<=1|all floor is one connected component (the recipe's connectivity)"
+  "spawn on floor|min_width>=1|the spawn cell is FLOOR (min_width is 0 for a WALL spawn)"
+  "no bottleneck|min_width>=2|every cell of the spawn's component lies in an all-floor 2x2 square (no 1-wide passage)"
+)
+
+# csv_col FILE NAME: column NAME of FILE's first data row (the one-point sweeps' summary.csv).
+csv_col() {
+  awk -F, -v name="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i; next }
+    NR == 2 { print $c; exit }' "$1"
+}
+
 do_variants() {
-  python3 -c 'import matplotlib' 2>/dev/null || python3 -m pip install --quiet matplotlib
-  local gates=() clause p
-  while IFS= read -r clause; do gates+=(--gate "$clause"); done < <(python3 scripts/plot_variants.py --print-gates)
-  mkdir -p "$WORK/variants"
+  local p k name expr meaning metric dir rate passed row main
+  IFS='|' read -r name main meaning <<<"${GATES[0]}"
+  rm -rf results/variants
+  mkdir -p "$WORK/variants" results/variants
   for p in "${PRESETS[@]}"; do
     rm -rf "${WORK:?}/variants/$p"
-    "$BIN" sweep --preset "$p" --seeds "$SEEDS" --metrics all --per-seed all "${gates[@]}" \
+    "$BIN" sweep --preset "$p" --seeds "$SEEDS" --metrics all --per-seed all --gate "$main" \
       --out "$WORK/variants/$p"
-  done
-  rm -rf results/variants
-  mkdir -p results/variants
-  for p in "${PRESETS[@]}"; do
-    mkdir -p "results/variants/$p"
+    # The preset's folder is its report (README.md, index.html, img/), plus the sweep's files.
+    "$BIN" report "$WORK/variants/$p" --out "results/variants/$p"
     cp "$WORK/variants/$p"/{summary.csv,trajectory.csv,components.csv,manifest.json} "results/variants/$p/"
+    for k in "${!GATES[@]}"; do
+      [ "$k" = 0 ] && continue
+      IFS='|' read -r name expr meaning <<<"${GATES[$k]}"
+      metric="${expr%%[<>=!]*}"
+      rm -rf "${WORK:?}/variants/$p-gate$k"
+      "$BIN" sweep --preset "$p" --seeds "$SEEDS" --metrics "$metric" --per-seed none --gate "$expr" \
+        --out "$WORK/variants/$p-gate$k"
+    done
   done
-  python3 scripts/plot_variants.py --work "$WORK/variants" --out results/variants \
-    --presets "${PRESETS[@]}" --date "$DATE" --machine "$MACHINE" --command "$CMD"
+  {
+    echo "# Variants: every preset over 10,000 seeds"
+    echo
+    echo "$PROV"
+    echo
+    echo "Each preset ran as \`cavesweep sweep --preset NAME --seeds $SEEDS --metrics all --per-seed all"
+    echo "--gate '$main'\` (the first gate below; the command is in \`NAME/manifest.json\`), and"
+    echo "\`cavesweep report\` made \`NAME/README.md\` (also \`NAME/index.html\`): its metrics, wall fraction"
+    echo "per step, component counts and typical, passing and failing caves. Each other gate is counted by"
+    echo "its own sweep of the same seeds (\`--metrics <its metric> --per-seed none --gate EXPR\`). The RNG is"
+    echo "xoshiro (the presets' default), so these are not the chapter's numpy seeds (see \`results/chapter/\`)."
+    echo
+    printf '| gate | expression | meaning |'
+    for p in "${PRESETS[@]}"; do printf ' [%s](%s/README.md) |' "$p" "$p"; done
+    echo
+    printf '|---|---|---|'
+    for p in "${PRESETS[@]}"; do printf -- '---:|'; done
+    echo
+    for k in "${!GATES[@]}"; do
+      IFS='|' read -r name expr meaning <<<"${GATES[$k]}"
+      row="| $name | \`$expr\` | $meaning |"
+      for p in "${PRESETS[@]}"; do
+        dir="$WORK/variants/$p"
+        [ "$k" = 0 ] || dir="$WORK/variants/$p-gate$k"
+        rate=$(csv_col "$dir/summary.csv" pass_rate)
+        passed=$(csv_col "$dir/summary.csv" passed)
+        row+=$(awk -v r="$rate" -v n="$passed" 'BEGIN { printf " %.2f%% (%d) |", 100 * r, n }')
+      done
+      echo "$row"
+    done
+    echo
+    echo "Rates in percent with the number of caves that passed, from each sweep's \`summary.csv\`."
+    echo "\`no bottleneck\` is strict by construction: a single floor cell of the spawn's component that"
+    echo "no all-floor 2x2 square covers (a 1-wide nook or passage) fails it."
+  } >results/variants/README.md
+}
+
+do_report_grid() {
+  local t0 t1
+  rm -rf "${WORK:?}/grid" results/grid
+  "$BIN" sweep --preset chapter-strict --vary fill=0.30:0.70:0.01 --vary steps=1..=25 --seeds 0..500 \
+    --gate 'connected_fraction>=0.99 && floor_fraction>=0.4' --out "$WORK/grid"
+  t0=$(date +%s.%N)
+  "$BIN" report "$WORK/grid" --out results/grid
+  t1=$(date +%s.%N)
+  GRID_SECONDS=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+  echo "report of the 1,025-point grid rendered in ${GRID_SECONDS} s" >&2
 }
 
 do_gallery() {
@@ -91,22 +165,27 @@ do_gallery() {
     echo
     echo "$PROV"
     echo
-    echo "Walls dark, floor light, the spawn marked. One typical cave per preset: the seed (xoshiro RNG,"
-    echo "the presets' default) whose final wall fraction is closest to the median over the 10,000 seeds"
-    echo "of [results/variants](../variants/README.md) (ties: the lowest seed). Plus the chapter's own"
-    echo "seed 42, replayed with numpy's RNG."
+    echo "Walls dark, floor the spawn reaches light, floor it cannot reach blue; green ring: the spawn."
+    echo "One typical cave per preset: the seed (xoshiro RNG, the presets' default) whose final wall"
+    echo "fraction is closest to the median over the 10,000 seeds of [results/variants](../variants/README.md)"
+    echo "(ties: the lowest seed; from each preset's \`caves.csv\`). Plus the chapter's own seed 42,"
+    echo "replayed with numpy's RNG."
     echo
     echo "| file | preset | seed | final wall fraction (median over seeds 0..9999) | command |"
     echo "|---|---|---|---|---|"
   } >"$readme"
-  while IFS=$'\t' read -r p seed wf med; do
+  for p in "${PRESETS[@]}"; do
+    # The typical cave `cavesweep report` chose (exact: every seed has a row in seeds.csv).
+    IFS=, read -r seed wf med < <(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
+      $h["role"] == "typical" { print $h["seed"] "," $h["wall_fraction"] "," $h["median"]; exit }' \
+      "results/variants/$p/caves.csv")
     # Small grids (NetHack's 19x77) get bigger cells so the picture is legible.
     scale=6
     [ "$p" = nethack-mines ] && scale=10
     cmd="cavesweep run --preset $p --seed $seed --png results/gallery/$p.png --scale $scale"
     "$BIN" run --preset "$p" --seed "$seed" --png "results/gallery/$p.png" --scale "$scale" >/dev/null
     printf '| [%s.png](%s.png) | %s | %s | %.4f (%.4f) | `%s` |\n' "$p" "$p" "$p" "$seed" "$wf" "$med" "$cmd" >>"$readme"
-  done <"$WORK/variants/typical_seeds.tsv"
+  done
   cmd="cavesweep run --preset chapter-strict --rng numpy --seed 42 --png results/gallery/chapter-strict-seed42-numpy.png --scale 6"
   "$BIN" run --preset chapter-strict --rng numpy --seed 42 --png results/gallery/chapter-strict-seed42-numpy.png \
     --scale 6 >"$WORK/seed42.txt"
@@ -162,6 +241,24 @@ do_peers() {
   fi
 }
 
+do_python() {
+  local venv="$WORK/python-venv"
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check maturin numpy pandas matplotlib
+  PATH="$PWD/$venv/bin:$PATH" "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    --no-build-isolation --no-deps --force-reinstall ./python
+  {
+    echo "# The Python package: generate() overhead, generate_many() throughput"
+    echo
+    echo "$PROV"
+    echo
+    echo "Command: \`python python/benches/bench_generate.py --cli $BIN\` (see python/README.md)."
+    echo
+    "$venv/bin/python" python/benches/bench_generate.py --cli "$BIN"
+  } >results/python.md
+  "$venv/bin/python" python/examples/walkthrough.py >"$WORK/walkthrough.txt"
+}
+
 do_index() {
   local line
   {
@@ -173,11 +270,14 @@ do_index() {
     echo
     for line in \
       "chapter/report.md|The book chapter's experiment replayed bit for bit (numpy RNG, seeds 0..199): its claims beside our measurements." \
-      "variants/README.md|Every preset over 10,000 seeds: final metrics, gate pass rates, wall-fraction trajectories (plots)." \
+      "variants/README.md|Every preset over 10,000 seeds: gate pass rates, and per preset a \`cavesweep report\` (metrics, trajectories, component counts, caves)." \
+      "grid/README.md|\`cavesweep report\` of a 1,025-point grid (fill x steps, 500 seeds each)${GRID_SECONDS:+, rendered in $GRID_SECONDS s}: heatmaps of pass rate and every metric." \
       "gallery/README.md|A typical cave per preset and the chapter's seed 42, as PNGs." \
       "kernels.md|The step kernels against the scalar oracle, in cell updates per second." \
       "bench/README.md|Throughput per preset (1 thread, all threads, kernels, the scalar oracle)." \
-      "peers.md|cavesweep beside the chapter's numpy code, mapgen and the oracle, same work per seed."; do
+      "bench/grid.md|Sweeps of 1,025- and 100,000-point grids against one point: caves/s and peak memory." \
+      "peers.md|cavesweep beside the chapter's numpy code, mapgen and the oracle, same work per seed." \
+      "python.md|The Python package's overhead over the Rust pipeline, and generate_many against the command line."; do
       if [ -f "results/${line%%|*}" ]; then
         echo "- [${line%%|*}](${line%%|*}): ${line#*|}"
       else
@@ -193,14 +293,17 @@ mapfile -t PRESETS < <("$BIN" presets | awk 'NF { print $1 }')
 echo "presets: ${PRESETS[*]}" >&2
 stage chapter do_chapter
 stage variants do_variants
+stage report do_report_grid
 stage gallery do_gallery
 if [ "${SKIP_BENCH:-0}" = 1 ]; then
   echo "== [kernels, bench] skipped (SKIP_BENCH=1)" >&2
 else
   stage kernels do_kernels
   stage bench do_bench
+  stage gridbench bash scripts/grid_results.sh "$BIN"
 fi
 if [ "${SKIP_PEERS:-0}" = 1 ]; then echo "== [peers] skipped (SKIP_PEERS=1)" >&2; else stage peers do_peers; fi
+if [ "${SKIP_PYTHON:-0}" = 1 ]; then echo "== [python] skipped (SKIP_PYTHON=1)" >&2; else stage python do_python; fi
 stage index do_index
 T_END=$(date +%s.%N)
 echo "== timings" >&2

@@ -10,7 +10,8 @@
 # its final wall fractions (and connected fractions) for seeds 0..199 equal cavesweep's numpy
 # replay to 6 decimals; (3) `cargo bench --bench peers` (mapgen, cavesweep, oracle; criterion's
 # median time per seed is read from target/criterion/peers/*/new/estimates.json); (4) the report.
-# Works from a fresh clone: cargo builds what it needs, numpy is pip-installed if missing.
+# Works from a fresh clone: cargo builds what it needs; numpy comes from PyPI into a venv under
+# target/ (scripts/numpy_venv.sh).
 # Exits non-zero if the cross-check fails (after writing the report, which says so).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +28,8 @@ OUT=results/peers.md
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 
-python3 -c 'import numpy' 2>/dev/null || python3 -m pip install --quiet numpy
+# numpy runs in a venv under target/ (scripts/numpy_venv.sh makes it; never the system Python).
+PY="$(scripts/numpy_venv.sh)"
 
 # numpy is timed without the machine's OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE overrides (they can
 # slow numpy down); only these commands drop them. The script pins its thread pools to 1.
@@ -40,7 +42,7 @@ $REPRO_CMD >/dev/null
 
 echo "== 2. the chapter's numpy pipeline, $SEEDS seeds per rule" >&2
 for rule in strict classic; do
-    NUMPY_CMD="python3 scripts/chapter_reference.py --rule $rule --seeds $SEEDS --csv $WORK/numpy_$rule.csv"
+    NUMPY_CMD="$PY scripts/chapter_reference.py --rule $rule --seeds $SEEDS --csv $WORK/numpy_$rule.csv"
     "${NUMPY_ENV[@]}" $NUMPY_CMD | tee "$WORK/numpy_$rule.txt" >&2
 done
 
@@ -54,14 +56,14 @@ $BENCH_CMD >"$WORK/bench.log" 2>&1 || { cat "$WORK/bench.log" >&2; exit 1; }
 echo "== 4. writing $OUT" >&2
 mkdir -p results
 export WORK SEEDS OUT TARGET_DIR
-export NUMPY_CMDS="env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python3 scripts/chapter_reference.py --rule strict|classic --seeds $SEEDS --csv FILE"
+export NUMPY_CMDS="env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \"\$(scripts/numpy_venv.sh)\" scripts/chapter_reference.py --rule strict|classic --seeds $SEEDS --csv FILE"
 export REPRO_CMD_SHOWN="cargo run --release -- reproduce chapter --out DIR"
 export BENCH_CMD
 export CPU_MODEL="$(lscpu 2>/dev/null | sed -n 's/^Model name:[[:space:]]*//p' | head -1)"
 export CPU_COUNT="$(nproc)"
 export RUSTC_VERSION="$(rustc --version)"
-export NUMPY_VERSION="$("${NUMPY_ENV[@]}" python3 -c 'import numpy; print(numpy.__version__)')"
-export PYTHON_VERSION="$(python3 --version 2>&1)"
+export NUMPY_VERSION="$("${NUMPY_ENV[@]}" "$PY" -c 'import numpy; print(numpy.__version__)')"
+export PYTHON_VERSION="$("$PY" --version 2>&1)"
 export GIT_REV="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo '+dirty')"
 export RUN_DATE="$(date -u '+%Y-%m-%d %H:%M UTC')"
 export LOADAVG="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"

@@ -321,24 +321,32 @@ mod tests {
         assert_eq!(Spread::of(vec![1.0, 2.0, 4.0, 10.0]).median, 3.0);
     }
 
+    /// What the figures are of (speed itself is for `cavesweep bench` and criterion to show,
+    /// not for a unit test to assert).
     #[test]
     fn stages_and_paths_are_measured() {
         let r = crate::presets::preset("chapter-strict").unwrap();
         let slice = Duration::from_millis(10);
         let s = stage_times(&r, MetricSet::ALL, Simd::SCALAR, 1, slice).unwrap();
-        // Every stage this recipe has took time; it has no post-steps.
-        assert!(s.fill > 0.0 && s.passes > 0.0 && s.measure > 0.0 && s.total > 0.0);
+        // chapter-strict has no post-steps, so that stage is not timed.
         assert_eq!(s.post, 0.0);
         let p = paths_rates(&r, MetricSet::ALL, 1, slice).unwrap();
-        assert_eq!(p.len(), Simd::available().len());
+        let paths: Vec<Simd> = p.iter().map(|(s, _)| *s).collect();
+        assert_eq!(paths, Simd::available());
     }
 
     #[test]
-    fn bench_runs_and_reports_positive_rates() {
-        let r = crate::presets::preset("chapter-strict").unwrap();
-        let b = bench_recipe(&r, MetricSet::ALL, 2, 1, Duration::from_millis(20)).unwrap();
-        // The claims the report rests on: the fast paths beat the oracle's.
-        assert!(b.caves_1.median > b.oracle_caves.median);
-        assert!(b.step_cells.median > b.oracle_step_cells.median);
+    fn bench_reports_what_it_ran() {
+        let r = crate::presets::preset("nethack-mines").unwrap();
+        let b = bench_recipe(&r, MetricSet::ALL, 2, 1, Duration::from_millis(5)).unwrap();
+        assert_eq!(
+            (b.preset.as_str(), b.cells, b.threads),
+            ("nethack-mines", 19 * 77, 2)
+        );
+        let bad = Recipe {
+            rows: 0,
+            ..r.clone()
+        };
+        assert!(bench_recipe(&bad, MetricSet::ALL, 1, 1, Duration::from_millis(5)).is_err());
     }
 }

@@ -6,6 +6,7 @@
 //! flags and prints. [`oracle`] is the scalar reference the kernels are tested against.
 
 pub mod benchmark;
+pub mod cells;
 pub mod failpoint;
 pub mod fanout;
 pub mod fill;
@@ -18,6 +19,7 @@ pub mod oracle;
 pub mod presets;
 pub mod recipe;
 pub mod render;
+pub mod report;
 pub mod reproduce;
 pub mod rng;
 pub mod rule;

@@ -6,6 +6,13 @@ mod cli;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // A file-size limit (`ulimit -f`) must end in a one-line error like a full disk does, not in
+    // SIGXFSZ killing the process mid-write: ignored, the signal turns into EFBIG from write().
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to SIG_IGN before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
     // A bug must still end in one line, not a backtrace.
     std::panic::set_hook(Box::new(|info| {
         let msg = info
@@ -23,8 +30,7 @@ fn main() -> ExitCode {
     match cli::main() {
         Ok(code) => code,
         Err(e) => {
-            let text = format!("{e:#}");
-            eprintln!("cavesweep: error: {}", text.replace('\n', " "));
+            eprintln!("cavesweep: error: {}", cli::error_line(&e));
             ExitCode::from(1)
         }
     }

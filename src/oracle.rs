@@ -1,8 +1,15 @@
 //! The scalar oracle: one byte per cell and the obvious loops, for every rule, outside, update
-//! order and border mode. It is the specification the fast kernels are tested against and the
-//! baseline the benchmarks compare with; nothing in the production pipeline calls it.
+//! order and border mode, and [`cave`], the whole pipeline (passes, post-steps, metrics) on bytes.
+//! It is the specification the fast code is tested against and the baseline the benchmarks
+//! compare with; nothing in the production pipeline calls it.
 
+use crate::fill;
+use crate::grid::Grid;
+use crate::measure::{self, MeasureConfig, MetricSet, Values};
+use crate::recipe::{Fill, Recipe};
+use crate::rng::{RngKind, cave_rng};
 use crate::rule::{Border, Outside, Pass, Rule, Update};
+use crate::simd::Simd;
 
 /// A byte grid: `cells[y * cols + x]` is 1 for WALL, 0 for FLOOR.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -150,6 +157,63 @@ impl ByteGrid {
 
     pub fn count_walls(&self) -> u64 {
         self.cells.iter().map(|&c| c as u64).sum()
+    }
+}
+
+/// A cave made by [`cave`]: what [`crate::generate::Generator::run`] returns, by the oracle.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OracleCave {
+    pub grid: ByteGrid,
+    /// Wall fraction after the fill, after each pass application, after each post-step.
+    pub trajectory: Vec<f64>,
+    /// Metric values by the byte-grid oracles (NaN where not requested or empty).
+    pub values: Values,
+}
+
+/// The whole pipeline of `recipe` for `seed` by the oracle, to compare with the production
+/// pipeline: the fill is production's (the fills have tests of their own), drawn from the same
+/// per-cave stream in the same order as `docs/variants.md` says; everything after it (passes,
+/// post-steps, which continue that stream, and the metrics of `metrics`) runs on bytes.
+///
+/// Panics on a recipe that does not validate.
+pub fn cave(recipe: &Recipe, seed: u64, metrics: MetricSet) -> OracleCave {
+    recipe.validate().expect("a valid recipe");
+    let mut g = Grid::new(recipe.rows, recipe.cols).expect("validated shape");
+    let mut rng = cave_rng(seed);
+    match (recipe.fill, recipe.rng) {
+        (Fill::Bernoulli { p }, RngKind::Numpy) => fill::fill_numpy(&mut g, p, seed),
+        (Fill::Bernoulli { p }, RngKind::Xoshiro) => {
+            fill::fill_bernoulli(Simd::SCALAR, &mut g, p, &mut rng)
+        }
+        (Fill::ExactFloor { floor }, _) => {
+            fill::fill_exact_count(Simd::SCALAR, &mut g, floor, &mut rng)
+        }
+    }
+    .expect("validated fill");
+    let mut b = ByteGrid::from_grid(&g);
+    let cells = (b.rows * b.cols) as f64;
+    let mut trajectory = vec![b.count_walls() as f64 / cells];
+    for pass in &recipe.passes {
+        for _ in 0..pass.repeat {
+            b.step(pass);
+            trajectory.push(b.count_walls() as f64 / cells);
+        }
+    }
+    for &step in &recipe.post {
+        measure::oracle::apply_post(&mut b, step, recipe.connectivity, &mut rng);
+        trajectory.push(b.count_walls() as f64 / cells);
+    }
+    let cfg = MeasureConfig {
+        connectivity: recipe.connectivity,
+        spawn: recipe.spawn_cell(),
+        exit: recipe.exit_cell(),
+        metrics,
+    };
+    let values = measure::oracle::measure(&b, &cfg);
+    OracleCave {
+        grid: b,
+        trajectory,
+        values,
     }
 }
 

@@ -1,5 +1,6 @@
 //! The built-in recipes, each with its source and its deviations from it. Semantics follow
-//! `shared/spec/variants.md`; `cavesweep presets NAME` prints any of them as an editable TOML file.
+//! `docs/variants.md` (sources: `docs/sources.md`); `cavesweep presets NAME` prints any of them
+//! as an editable TOML file.
 
 use crate::measure::{Connectivity, PostStep};
 use crate::recipe::{Fill, Point, Recipe, RecipeError};

@@ -15,21 +15,43 @@ use crate::measure::{Connectivity, PostStep};
 use crate::rng::RngKind;
 use crate::rule::{Border, Outside, Pass, Rule, Update};
 
+/// Every key [`Recipe::set`] accepts (`--set KEY=VALUE`, `--vary KEY=...`), in the order the
+/// README lists them.
+pub const KEYS: [&str; 14] = [
+    "rows",
+    "cols",
+    "fill",
+    "floor",
+    "steps",
+    "rule",
+    "outside",
+    "border",
+    "update",
+    "rng",
+    "spawn",
+    "exit",
+    "connectivity",
+    "post",
+];
+
 /// Largest accepted repeat count of one pass (a guard against typos like `steps=40000000`).
 pub const MAX_REPEAT: u32 = 100_000;
+
+/// Largest recipe file read (`--recipe`): recipes are a few hundred bytes of TOML, so anything
+/// bigger is a wrong path (`/dev/zero`, a data file), refused before it fills memory.
+pub const MAX_RECIPE_BYTES: u64 = 4 << 20;
 
 /// Why a recipe, a recipe file or an override was rejected.
 #[derive(Debug, thiserror::Error)]
 pub enum RecipeError {
-    #[error("recipe file: {0}")]
+    /// The file is not valid TOML or lacks a field (toml's message, which says "TOML").
+    #[error("{0}")]
     Toml(String),
     #[error("{key}: {msg}")]
     Key { key: String, msg: String },
-    #[error("{0}")]
+    #[error(transparent)]
     Grid(#[from] GridError),
-    #[error(
-        "unknown --set key {0:?}; known keys: rows, cols, fill, steps, rule, outside, border, update, rng, spawn, exit, connectivity, post"
-    )]
+    #[error("unknown --set key {0:?}; known keys: {keys}", keys = KEYS.join(", "))]
     UnknownKey(String),
     #[error("--set {0:?}: expected KEY=VALUE")]
     NotKeyValue(String),
@@ -458,5 +480,28 @@ impl RecipeFile {
                 })
                 .collect(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_key_is_a_set_key() {
+        for key in KEYS {
+            let mut r = crate::presets::preset("chapter-strict").unwrap();
+            // Any value: the point is that the key is known (the error, if any, names it).
+            match r.set(key, "?") {
+                Err(RecipeError::UnknownKey(k)) => panic!("{k} is listed but not accepted"),
+                Err(e) => assert!(e.to_string().starts_with(key), "{e}"),
+                Ok(()) => {}
+            }
+        }
+        let e = crate::presets::preset("chapter-strict")
+            .unwrap()
+            .set("colour", "red")
+            .unwrap_err();
+        assert!(e.to_string().contains(&KEYS.join(", ")), "{e}");
     }
 }

@@ -1,14 +1,28 @@
-//! Pictures of caves: PNG (a few pixels per cell, spawn and exit marked) and ASCII.
+//! Pictures of caves: PNG (a few pixels per cell) and ASCII.
+//!
+//! In a PNG, walls are dark, floor the spawn reaches is light, and floor it cannot reach (a
+//! sealed pocket, or all floor when the spawn is a wall) is sky blue, so a cave that fails a
+//! connectivity gate shows why at a glance. A green ring marks the spawn and an orange diamond
+//! the exit, both edged in black, with the cell itself showing inside, big enough to find on a
+//! thumbnail. The colours are from the
+//! Okabe-Ito palette, told apart with any common colour-vision deficiency, and the markers
+//! differ in shape as well as colour.
 
 use std::io::Write;
 use std::path::Path;
 
 use crate::grid::Grid;
+use crate::measure::{Connectivity, Measurer};
+use crate::recipe::Recipe;
 
-const WALL: [u8; 3] = [52, 46, 58];
-const FLOOR: [u8; 3] = [226, 214, 186];
-const SPAWN: [u8; 3] = [40, 170, 70];
-const EXIT: [u8; 3] = [210, 50, 50];
+pub const WALL: [u8; 3] = [52, 46, 58];
+/// Floor the spawn reaches.
+pub const FLOOR: [u8; 3] = [226, 214, 186];
+/// Floor the spawn cannot reach.
+pub const UNREACHED: [u8; 3] = [86, 180, 233];
+pub const SPAWN: [u8; 3] = [0, 158, 115];
+pub const EXIT: [u8; 3] = [230, 159, 0];
+const OUTLINE: [u8; 3] = [0, 0, 0];
 
 /// Why a picture could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -22,65 +36,145 @@ pub enum RenderError {
     Png { path: String, msg: String },
 }
 
-/// RGB pixels of `g` at `scale` pixels per cell, with the spawn (green) and exit (red) cells.
-pub fn rgb(
-    g: &Grid,
-    scale: usize,
-    spawn: Option<(usize, usize)>,
-    exit: Option<(usize, usize)>,
-) -> Vec<u8> {
+/// What a cave picture marks: the spawn and exit cells, and the adjacency that decides which
+/// floor the spawn reaches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Marks {
+    pub spawn: Option<(usize, usize)>,
+    pub exit: Option<(usize, usize)>,
+    pub connectivity: Connectivity,
+}
+
+impl Marks {
+    /// The spawn, exit and connectivity of `recipe`.
+    pub fn of(recipe: &Recipe) -> Marks {
+        Marks {
+            spawn: Some(recipe.spawn_cell()),
+            exit: recipe.exit_cell(),
+            connectivity: recipe.connectivity,
+        }
+    }
+}
+
+/// Per cell (row-major): floor the spawn reaches. All false for a wall spawn or no spawn.
+pub fn reached(g: &Grid, spawn: Option<(usize, usize)>, conn: Connectivity) -> Vec<bool> {
+    let mut out = vec![false; g.cells()];
+    let Some((sy, sx)) = spawn else { return out };
+    let mut measurer = Measurer::new();
+    let comps = measurer.components(g, conn);
+    if let Some(label) = comps.label(sy, sx) {
+        for y in 0..g.rows() {
+            for x in 0..g.cols() {
+                out[y * g.cols() + x] = comps.label(y, x) == Some(label);
+            }
+        }
+    }
+    out
+}
+
+/// RGB pixels of `g` at `scale` pixels per cell: walls, reached and unreached floor, markers.
+pub fn rgb(g: &Grid, scale: usize, marks: &Marks) -> Vec<u8> {
+    let scale = scale.max(1);
     let (w, h) = (g.cols() * scale, g.rows() * scale);
+    let reach = reached(g, marks.spawn, marks.connectivity);
     let mut px = Vec::with_capacity(w * h * 3);
     for py in 0..h {
+        let y = py / scale;
         for pxx in 0..w {
-            let (y, x) = (py / scale, pxx / scale);
-            let c = if Some((y, x)) == spawn {
-                SPAWN
-            } else if Some((y, x)) == exit {
-                EXIT
-            } else if g.get(y, x) {
+            let x = pxx / scale;
+            let c = if g.get(y, x) {
                 WALL
-            } else {
+            } else if reach[y * g.cols() + x] {
                 FLOOR
+            } else {
+                UNREACHED
             };
             px.extend_from_slice(&c);
         }
     }
+    if let Some(e) = marks.exit {
+        marker(&mut px, w, h, scale, e, EXIT, true);
+    }
+    if let Some(s) = marks.spawn {
+        marker(&mut px, w, h, scale, s, SPAWN, false);
+    }
     px
+}
+
+/// Draw a marker around cell `(y, x)`: a ring, or a diamond outline when `diamond`, edged in
+/// black. The cell itself stays visible inside (a spawn on a wall shows as one). The ring's
+/// width grows with the cell size but never drops below 3 pixels, so it stays visible on a
+/// small thumbnail.
+fn marker(
+    px: &mut [u8],
+    w: usize,
+    h: usize,
+    scale: usize,
+    (y, x): (usize, usize),
+    color: [u8; 3],
+    diamond: bool,
+) {
+    let s = scale as f64;
+    // Inside `hole` the cell shows (it covers the cell's half-diagonal, 0.71 cells).
+    let hole = s * 0.75 + 0.5;
+    let r = hole + 1.0 + (s * 0.8).max(3.0);
+    let (cy, cx) = ((y as f64 + 0.5) * s, (x as f64 + 0.5) * s);
+    let reach = r.ceil() as isize + 2;
+    for dy in -reach..=reach {
+        for dx in -reach..=reach {
+            let (py, pxx) = (cy as isize + dy, cx as isize + dx);
+            if py < 0 || pxx < 0 || py as usize >= h || pxx as usize >= w {
+                continue;
+            }
+            let (fy, fx) = (py as f64 + 0.5 - cy, pxx as f64 + 0.5 - cx);
+            let d = if diamond {
+                (fy.abs() + fx.abs()) / std::f64::consts::SQRT_2
+            } else {
+                (fy * fy + fx * fx).sqrt()
+            };
+            let c = if d < hole {
+                continue;
+            } else if d < hole + 1.0 || (d > r && d <= r + 1.0) {
+                OUTLINE
+            } else if d <= r {
+                color
+            } else {
+                continue;
+            };
+            let i = (py as usize * w + pxx as usize) * 3;
+            px[i..i + 3].copy_from_slice(&c);
+        }
+    }
+}
+
+/// Encode 8-bit RGB pixels as PNG bytes.
+pub fn encode_png(width: usize, height: usize, rgb: &[u8]) -> Result<Vec<u8>, png::EncodingError> {
+    let mut buf = Vec::new();
+    {
+        let mut enc = png::Encoder::new(&mut buf, width as u32, height as u32);
+        enc.set_color(png::ColorType::Rgb);
+        enc.set_depth(png::BitDepth::Eight);
+        let mut w = enc.write_header()?;
+        w.write_image_data(rgb)?;
+    }
+    Ok(buf)
+}
+
+/// `g` as PNG bytes (see [`rgb`]).
+pub fn png_bytes(g: &Grid, scale: usize, marks: &Marks) -> Result<Vec<u8>, png::EncodingError> {
+    let scale = scale.max(1);
+    encode_png(g.cols() * scale, g.rows() * scale, &rgb(g, scale, marks))
 }
 
 /// Write `g` as a PNG. The file is written to a temporary name and renamed into place, so a
 /// failed write never leaves a truncated picture under the requested name.
-pub fn write_png(
-    path: &Path,
-    g: &Grid,
-    scale: usize,
-    spawn: Option<(usize, usize)>,
-    exit: Option<(usize, usize)>,
-) -> Result<(), RenderError> {
+pub fn write_png(path: &Path, g: &Grid, scale: usize, marks: &Marks) -> Result<(), RenderError> {
     let p = path.display().to_string();
-    let io = |source| RenderError::Io {
+    let buf = png_bytes(g, scale, marks).map_err(|e| RenderError::Png {
         path: p.clone(),
-        source,
-    };
-    let mut buf = Vec::new();
-    {
-        let mut enc = png::Encoder::new(
-            &mut buf,
-            (g.cols() * scale) as u32,
-            (g.rows() * scale) as u32,
-        );
-        enc.set_color(png::ColorType::Rgb);
-        enc.set_depth(png::BitDepth::Eight);
-        let png_err = |e: png::EncodingError| RenderError::Png {
-            path: p.clone(),
-            msg: e.to_string(),
-        };
-        let mut w = enc.write_header().map_err(png_err)?;
-        w.write_image_data(&rgb(g, scale, spawn, exit))
-            .map_err(png_err)?;
-    }
-    crate::io::write_atomic(path, &buf).map_err(io)
+        msg: e.to_string(),
+    })?;
+    crate::io::write_atomic(path, &buf).map_err(|source| RenderError::Io { path: p, source })
 }
 
 /// `#`/`.` lines with `S` and `E` at spawn and exit.
@@ -107,6 +201,19 @@ pub fn ascii(g: &Grid, spawn: Option<(usize, usize)>, exit: Option<(usize, usize
 mod tests {
     use super::*;
 
+    fn no_marks() -> Marks {
+        Marks {
+            spawn: None,
+            exit: None,
+            connectivity: Connectivity::Four,
+        }
+    }
+
+    fn at(px: &[u8], w: usize, y: usize, x: usize) -> [u8; 3] {
+        let i = (y * w + x) * 3;
+        [px[i], px[i + 1], px[i + 2]]
+    }
+
     #[test]
     fn ascii_marks_spawn_and_exit() {
         let g = Grid::from_text("#..\n...\n").unwrap();
@@ -116,9 +223,47 @@ mod tests {
     #[test]
     fn rgb_has_scale_squared_pixels_per_cell() {
         let g = Grid::from_text("#.\n").unwrap();
-        let px = rgb(&g, 3, None, None);
+        let px = rgb(&g, 3, &no_marks());
         assert_eq!(px.len(), 2 * 3 * 3 * 3);
         assert_eq!(&px[0..3], &WALL);
-        assert_eq!(&px[9..12], &FLOOR);
+        // No spawn: no floor is reached.
+        assert_eq!(&px[9..12], &UNREACHED);
+    }
+
+    #[test]
+    fn floor_the_spawn_cannot_reach_has_its_own_colour() {
+        // A sealed pocket on the right; 4-connected, the diagonal does not join it.
+        let text = "\
+..........#.....
+..........#.....
+..........#.....
+..........#.....
+..........#.....
+..........#.....
+..........#.....
+..........#.....
+";
+        let g = Grid::from_text(text).unwrap();
+        let marks = Marks {
+            spawn: Some((4, 2)),
+            exit: Some((4, 13)),
+            connectivity: Connectivity::Four,
+        };
+        let reach = reached(&g, marks.spawn, marks.connectivity);
+        assert!(reach[0] && !reach[10] && !reach[11]);
+        let s = 4;
+        let px = rgb(&g, s, &marks);
+        let w = g.cols() * s;
+        assert_eq!(at(&px, w, 0, 0), FLOOR);
+        assert_eq!(at(&px, w, 0, 10 * s), WALL);
+        assert_eq!(at(&px, w, 0, 15 * s), UNREACHED);
+        // The markers ring their cells, which show through.
+        let (cy, cx) = (4 * s + s / 2, 2 * s + s / 2);
+        assert_eq!(at(&px, w, cy, cx), FLOOR);
+        assert!((cx..cx + 4 * s).any(|x| at(&px, w, cy, x) == SPAWN));
+        assert!((13 * s..w).any(|x| at(&px, w, cy, x) == EXIT));
+        // A wall spawn reaches nothing.
+        let reach = reached(&g, Some((0, 10)), Connectivity::Four);
+        assert!(reach.iter().all(|&r| !r));
     }
 }

@@ -580,7 +580,7 @@ pub(crate) mod tests {
         }
     }
 
-    /// numpy-rng.md's vectors: walls in `default_rng(seed).random((90, 140)) < 0.45`.
+    /// docs/numpy-rng.md's check values: walls in `default_rng(seed).random((90, 140)) < 0.45`.
     pub(crate) const NUMPY_WALLS_90X140: [(u64, u64); 5] = [
         (0, 5667),
         (1, 5625),

@@ -245,7 +245,7 @@ fn bad_input_gives_one_line_errors() {
             "--gate",
             "components<<3",
         ],
-        "",
+        "bad operator",
     );
     assert_clean_error(
         &[

@@ -19,7 +19,7 @@
 //! pass_three: new[x][y] = (count < 3) ? bg_typ : levl[x][y]; then copied back (buffered)
 //! ```
 //!
-//! With the filled area x in 2..=78, y in 1..=19 (variants.md: WIDTH = 78, HEIGHT = 20, x from
+//! With the filled area x in 2..=78, y in 1..=19 (docs/variants.md: WIDTH = 78, HEIGHT = 20, x from
 //! 2, y from 1) and `get_map` returning `bg_typ` (rock) off the map; cells of the 80 x 21 map
 //! outside that area are rock and are never written.
 

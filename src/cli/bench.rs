@@ -35,19 +35,21 @@ pub struct BenchArgs {
     #[arg(long)]
     threads: Option<usize>,
     /// Measure the sweep machinery on parameter grids instead (1,025 and 100,000 points against
-    /// one point doing the same work), through real sweeps into a scratch folder; writes grid.csv.
+    /// one point doing the same work), through real sweeps into a scratch folder; with --out,
+    /// writes DIR/grid.csv.
     #[arg(long)]
     grid: bool,
     /// Caves per sweep of the --grid benchmark.
     #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1000..))]
     grid_caves: u64,
     /// Also measure every SIMD path this CPU runs (forced as `CAVESWEEP_SIMD` would), one
-    /// thread per preset; writes paths.csv.
+    /// thread per preset (and, with --out, write DIR/paths.csv).
     #[arg(long)]
     paths: bool,
-    /// Where to write bench.csv and stages.csv (created if needed).
-    #[arg(long, default_value = "results/bench")]
-    out: PathBuf,
+    /// Also write the figures as DIR/bench.csv and DIR/stages.csv (DIR is created if needed).
+    /// Without it, bench only prints: it writes no file unless asked to.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
 }
 
 fn human(v: f64) -> String {
@@ -133,6 +135,7 @@ pub fn main(a: BenchArgs) -> Result<()> {
         )?;
         rows.push(b);
     }
+    let mut files: Vec<(&str, Vec<u8>)> = Vec::new();
     let mut csv = csv::Writer::from_writer(Vec::new());
     csv.write_record([
         "preset",
@@ -179,12 +182,7 @@ pub fn main(a: BenchArgs) -> Result<()> {
         }
         csv.write_record(rec)?;
     }
-    std::fs::create_dir_all(&a.out)
-        .with_context(|| format!("cannot create {}", a.out.display()))?;
-    let path = a.out.join("bench.csv");
-    write_atomic(&path, &csv.into_inner()?)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    writeln!(out, "wrote {}", path.display())?;
+    files.push(("bench.csv", csv.into_inner()?));
 
     // Where a cave's time goes, one thread, on the path in use.
     let simd = Simd::active();
@@ -225,10 +223,7 @@ pub fn main(a: BenchArgs) -> Result<()> {
         );
         csv.write_record(rec)?;
     }
-    let path = a.out.join("stages.csv");
-    write_atomic(&path, &csv.into_inner()?)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    writeln!(out, "wrote {}", path.display())?;
+    files.push(("stages.csv", csv.into_inner()?));
 
     if a.paths {
         let all = Simd::available();
@@ -261,9 +256,15 @@ pub fn main(a: BenchArgs) -> Result<()> {
             }
             writeln!(out, "{line}")?;
         }
-        let path = a.out.join("paths.csv");
-        write_atomic(&path, &csv.into_inner()?)
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        files.push(("paths.csv", csv.into_inner()?));
+    }
+    let Some(dir) = &a.out else {
+        return Ok(());
+    };
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    for (name, bytes) in files {
+        let path = dir.join(name);
+        write_atomic(&path, &bytes).with_context(|| format!("cannot write {}", path.display()))?;
         writeln!(out, "wrote {}", path.display())?;
     }
     Ok(())
@@ -343,9 +344,11 @@ fn grid(a: &BenchArgs, threads: usize) -> Result<()> {
             format!("{:.3}", r.ratio.max),
         ])?;
     }
-    std::fs::create_dir_all(&a.out)
-        .with_context(|| format!("cannot create {}", a.out.display()))?;
-    let path = a.out.join("grid.csv");
+    let Some(dir) = &a.out else {
+        return Ok(());
+    };
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let path = dir.join("grid.csv");
     write_atomic(&path, &csv.into_inner()?)
         .with_context(|| format!("cannot write {}", path.display()))?;
     writeln!(out, "wrote {}", path.display())?;

@@ -2,6 +2,7 @@
 
 mod bench;
 mod presets;
+mod report;
 mod reproduce;
 mod run;
 mod sweep;
@@ -10,7 +11,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use cavesweep::recipe::Recipe;
+use cavesweep::io::read_to_string_capped;
+use cavesweep::recipe::{MAX_RECIPE_BYTES, Recipe};
 use cavesweep::rng::RngKind;
 use clap::{Args, Parser, Subcommand};
 
@@ -34,6 +36,8 @@ enum Command {
     Sweep(sweep::SweepArgs),
     /// Combine the output folders of `sweep --shard K/N` runs into one.
     Merge(sweep::MergeArgs),
+    /// Pictures and tables of a sweep folder: index.html and README.md.
+    Report(report::ReportArgs),
     /// Measure throughput per preset (1 thread, all threads, kernels, oracle) and write CSV.
     Bench(bench::BenchArgs),
 }
@@ -60,7 +64,7 @@ impl RecipeArgs {
     pub fn recipe(&self) -> Result<Recipe> {
         let mut recipe = match &self.recipe {
             Some(path) => {
-                let text = std::fs::read_to_string(path)
+                let text = read_to_string_capped(path, MAX_RECIPE_BYTES)
                     .with_context(|| format!("cannot read recipe {}", path.display()))?;
                 Recipe::from_toml(&text).with_context(|| format!("recipe {}", path.display()))?
             }
@@ -77,6 +81,26 @@ impl RecipeArgs {
     }
 }
 
+/// The error as one line for stderr: the messages of its chain joined by `: `, each said once.
+/// Library errors often print their cause inside their own message (`cannot write X: {source}`)
+/// and also return it as their `source()`; printing the chain naively repeats that cause, so a
+/// message already contained in the line is skipped. Line breaks inside messages become spaces.
+pub fn error_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let msg = cause.to_string();
+        let msg = msg.split_whitespace().collect::<Vec<_>>().join(" ");
+        if msg.is_empty() || line.contains(&msg) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&msg);
+    }
+    line
+}
+
 /// Parse flags and run the subcommand.
 pub fn main() -> Result<ExitCode> {
     let cli = Cli::parse();
@@ -86,6 +110,7 @@ pub fn main() -> Result<ExitCode> {
         Command::Presets(a) => presets::main(a),
         Command::Sweep(a) => sweep::main(a),
         Command::Merge(a) => sweep::merge(a),
+        Command::Report(a) => report::main(a),
         Command::Bench(a) => bench::main(a),
     };
     match result {
@@ -97,5 +122,28 @@ pub fn main() -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         r => r.map(|()| ExitCode::SUCCESS),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_line;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot write x.png: {source}")]
+    struct Wrapping {
+        source: std::io::Error,
+    }
+
+    #[test]
+    fn error_line_says_each_message_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file");
+        let e = anyhow::Error::new(Wrapping { source: io }).context("--png");
+        assert_eq!(error_line(&e), "--png: cannot write x.png: No such file");
+        let e = anyhow::anyhow!("fill: p is 2\n  (must be in [0, 1])").context("--set fill=2");
+        assert_eq!(
+            error_line(&e),
+            "--set fill=2: fill: p is 2 (must be in [0, 1])"
+        );
     }
 }

@@ -14,10 +14,11 @@ use clap::Args;
 pub struct ReproduceArgs {
     /// What to reproduce (only `chapter`: "Generate Caves from Noise").
     what: String,
-    /// Where to write trajectory.csv, seeds.csv and report.md (the same run always writes the
-    /// same bytes, so rerunning replaces them with identical files).
-    #[arg(long, default_value = "results/chapter")]
-    out: PathBuf,
+    /// Also write trajectory.csv, seeds.csv and report.md into DIR (created if needed; the same
+    /// run always writes the same bytes). Without it, reproduce only prints: it writes no file
+    /// unless asked to.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
     /// Number of seeds (the chapter used 200: seeds 0..199).
     #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     seeds: u64,
@@ -155,9 +156,15 @@ pub fn main(a: ReproduceArgs) -> Result<()> {
     }
     let mut out = std::io::stdout().lock();
     write!(out, "{t}")?;
-
-    std::fs::create_dir_all(&a.out)
-        .with_context(|| format!("cannot create output folder {}", a.out.display()))?;
+    let Some(dir) = &a.out else {
+        writeln!(
+            out,
+            "\n(add --out DIR to write trajectory.csv, seeds.csv and report.md)"
+        )?;
+        return Ok(());
+    };
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create output folder {}", dir.display()))?;
     let mut traj = csv::Writer::from_writer(Vec::new());
     traj.write_record(["preset", "steps", "step", "n", "mean", "sd", "min", "max"])?;
     for run in [&strict, &classic10] {
@@ -220,13 +227,13 @@ pub fn main(a: ReproduceArgs) -> Result<()> {
         ),
     ];
     for (name, bytes) in files {
-        let path = a.out.join(name);
+        let path = dir.join(name);
         write_atomic(&path, &bytes).with_context(|| format!("cannot write {}", path.display()))?;
     }
     writeln!(
         out,
         "\nwrote {}/{{trajectory.csv,seeds.csv,report.md}}",
-        a.out.display()
+        dir.display()
     )?;
     Ok(())
 }

@@ -49,7 +49,13 @@ pub fn main(a: RunArgs) -> Result<()> {
     let cave = generator.run(a.seed)?;
     let (spawn, exit) = (recipe.spawn_cell(), recipe.exit_cell());
     if let Some(path) = &a.png {
-        render::write_png(path, cave.grid, a.scale as usize, Some(spawn), exit).context("--png")?;
+        render::write_png(
+            path,
+            cave.grid,
+            a.scale as usize,
+            &render::Marks::of(&recipe),
+        )
+        .context("--png")?;
     }
     let mut out = std::io::stdout().lock();
     if a.json {

@@ -1,4 +1,4 @@
-//! Byte-grid oracles for every measurement: plain BFS and brute-force loops over
+//! Byte-grid oracles for every measurement and post-step: plain BFS and brute-force loops over
 //! [`ByteGrid`] cells, written for obviousness, not speed. The bit-plane code is tested against
 //! them and the benchmarks compare with them; the production pipeline never calls them.
 
@@ -6,7 +6,24 @@ use std::collections::VecDeque;
 
 use crate::oracle::ByteGrid;
 
-use super::{Connectivity, EMPTY_VALUES, MeasureConfig, Metric, Values};
+use super::{Connectivity, EMPTY_VALUES, MeasureConfig, Metric, PostStep, Values};
+
+/// Equal metric values, as the oracle comparisons need them: the same doubles, or both empty
+/// (NaN).
+pub fn same_values(a: &Values, b: &Values) -> bool {
+    a.iter()
+        .zip(b)
+        .all(|(x, y)| x == y || (x.is_nan() && y.is_nan()))
+}
+
+/// `name=value` for every metric, for a failing comparison's message.
+pub fn show_values(v: &Values) -> String {
+    Metric::ALL
+        .iter()
+        .map(|m| format!("{}={}", m.name(), v[m.index()]))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
 
 /// Neighbour offsets for a connectivity.
 pub fn offsets(conn: Connectivity) -> &'static [(isize, isize)] {
@@ -207,4 +224,81 @@ pub fn measure(g: &ByteGrid, cfg: &MeasureConfig) -> Values {
         };
     }
     out
+}
+
+/// The post-step `step` on a byte grid, as `docs/variants.md` defines it: the oracle of
+/// [`super::Measurer::apply_post`]. It draws from `rng` exactly what production draws (only
+/// `bridge` draws: one `next_u32` per kept region, in component-numbering order), so given the
+/// same stream both make the same grid and leave the stream in the same state.
+pub fn apply_post<R: rand_core::Rng + ?Sized>(
+    g: &mut ByteGrid,
+    step: PostStep,
+    conn: Connectivity,
+    rng: &mut R,
+) {
+    match step {
+        PostStep::KeepLargest => {
+            let (label, sizes) = components(g, conn);
+            // The first of the largest, in numbering order.
+            let mut keep = None;
+            for (l, &s) in sizes.iter().enumerate() {
+                if keep.is_none_or(|k: usize| s > sizes[k]) {
+                    keep = Some(l);
+                }
+            }
+            for (c, &l) in g.cells.iter_mut().zip(&label) {
+                if l != u32::MAX && Some(l as usize) != keep {
+                    *c = 1;
+                }
+            }
+        }
+        PostStep::RemoveSmall(n) => {
+            let (label, sizes) = components(g, conn);
+            for (c, &l) in g.cells.iter_mut().zip(&label) {
+                if l != u32::MAX && sizes[l as usize] < n {
+                    *c = 1;
+                }
+            }
+        }
+        PostStep::Bridge => bridge(g, rng),
+    }
+}
+
+/// NetHack's join, step by step as `docs/variants.md` lists it.
+fn bridge<R: rand_core::Rng + ?Sized>(g: &mut ByteGrid, rng: &mut R) {
+    let (label, sizes) = components(g, Connectivity::Eight);
+    // Each component's cells in row-major order.
+    let mut cells: Vec<Vec<(usize, usize)>> = vec![Vec::new(); sizes.len()];
+    for y in 0..g.rows {
+        for x in 0..g.cols {
+            let l = label[y * g.cols + x];
+            if l != u32::MAX {
+                cells[l as usize].push((y, x));
+            }
+        }
+    }
+    // (column-major first cell as (x, y), chosen cell) per kept component.
+    let mut kept: Vec<((usize, usize), (usize, usize))> = Vec::new();
+    for comp in &cells {
+        if comp.len() < 4 {
+            for &(y, x) in comp {
+                g.cells[y * g.cols + x] = 1;
+            }
+            continue;
+        }
+        let r = rng.next_u32() as u64;
+        let rank = ((r * comp.len() as u64) >> 32) as usize;
+        let key = comp.iter().map(|&(y, x)| (x, y)).min().expect("not empty");
+        kept.push((key, comp[rank]));
+    }
+    kept.sort_by_key(|k| k.0);
+    for pair in kept.windows(2) {
+        let ((ya, xa), (yb, xb)) = (pair[0].1, pair[1].1);
+        for x in xa.min(xb)..=xa.max(xb) {
+            g.cells[ya * g.cols + x] = 0;
+        }
+        for y in ya.min(yb)..=ya.max(yb) {
+            g.cells[y * g.cols + xb] = 0;
+        }
+    }
 }

@@ -1,7 +1,7 @@
 //! Post-steps that repair connectivity after the smoothing passes: `keep-largest`,
 //! `remove-small N` and NetHack's `bridge` (join).
 //!
-//! `bridge` follows the design of NetHack's `join_map` (see `/work/shared/spec/variants.md`):
+//! `bridge` follows the design of NetHack's `join_map` (see `docs/variants.md`):
 //! 8-connected FLOOR regions; regions of 1..3 cells become WALL; the remaining regions, ordered by
 //! discovery in a column-major scan (x outer, y inner: the order of each region's first cell in
 //! that scan), are joined pairwise, region i with region i + 1, by a 4-connected corridor dug

@@ -62,19 +62,7 @@ fn measure(grid: &Grid, c: &MeasureConfig) -> Values {
     v
 }
 
-fn same(a: &Values, b: &Values) -> bool {
-    a.iter()
-        .zip(b)
-        .all(|(x, y)| x == y || (x.is_nan() && y.is_nan()))
-}
-
-fn show(v: &Values) -> String {
-    Metric::ALL
-        .iter()
-        .map(|m| format!("{}={}", m.name(), v[m.index()]))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
+use super::oracle::{same_values as same, show_values as show};
 
 // ---------------------------------------------------------------- row fill primitives
 
@@ -543,18 +531,6 @@ fn post_step_parse() {
 
 // ---------------------------------------------------------------- post-steps
 
-/// Oracle for keep-largest / remove-small: the byte grid with the dropped components walled.
-fn keep_oracle(b: &ByteGrid, conn: Connectivity, keep: impl Fn(u32, u32, u32) -> bool) -> ByteGrid {
-    let (labels, sizes) = oracle::components(b, conn);
-    let mut out = b.clone();
-    for (i, &l) in labels.iter().enumerate() {
-        if l != u32::MAX && !keep(l, sizes[l as usize], *sizes.iter().max().unwrap()) {
-            out.cells[i] = 1;
-        }
-    }
-    out
-}
-
 struct Rand(Mix);
 impl rand_core::TryRng for Rand {
     type Error = core::convert::Infallible;
@@ -579,20 +555,32 @@ proptest! {
     fn keep_and_remove_match_oracle(rows in 1usize..20, cols in cols_strategy(), wall_p in 0.0f64..1.0,
                                     seed: u64, conn in conn_strategy(), n in 0u32..12) {
         let grid = random_grid(rows, cols, wall_p, seed);
-        let b = ByteGrid::from_grid(&grid);
         let mut m = Measurer::new();
+        for step in [PostStep::KeepLargest, PostStep::RemoveSmall(n)] {
+            let mut fast = grid.clone();
+            let mut rng = Rand(Mix(seed));
+            m.apply_post(&mut fast, step, conn, &mut rng);
+            let mut want = ByteGrid::from_grid(&grid);
+            oracle::apply_post(&mut want, step, conn, &mut Rand(Mix(seed)));
+            prop_assert_eq!(fast.to_text(), want.to_grid().to_text(), "{}", step);
+            // Neither draws from the stream.
+            prop_assert_eq!(rng.next_u64(), Rand(Mix(seed)).next_u64());
+        }
+    }
+
+    #[test]
+    fn bridge_matches_oracle(rows in 1usize..30, cols in cols_strategy(), wall_p in 0.3f64..0.9,
+                             seed: u64, conn in conn_strategy()) {
+        let grid = random_grid(rows, cols, wall_p, seed);
+        let mut fast = grid.clone();
         let mut rng = Rand(Mix(seed));
-        let mut k = grid.clone();
-        m.apply_post(&mut k, PostStep::KeepLargest, conn, &mut rng);
-        let (labels, sizes) = oracle::components(&b, conn);
-        let first_largest = sizes.iter().enumerate().max_by_key(|&(i, &s)| (s, std::cmp::Reverse(i))).map(|(i, _)| i as u32);
-        let want = keep_oracle(&b, conn, |l, _, _| Some(l) == first_largest);
-        prop_assert_eq!(k.to_text(), want.to_grid().to_text());
-        let _ = labels;
-        let mut r = grid.clone();
-        m.apply_post(&mut r, PostStep::RemoveSmall(n), conn, &mut rng);
-        let want = keep_oracle(&b, conn, |_, s, _| s >= n);
-        prop_assert_eq!(r.to_text(), want.to_grid().to_text());
+        Measurer::new().apply_post(&mut fast, PostStep::Bridge, conn, &mut rng);
+        let mut want = ByteGrid::from_grid(&grid);
+        let mut oracle_rng = Rand(Mix(seed));
+        oracle::apply_post(&mut want, PostStep::Bridge, conn, &mut oracle_rng);
+        prop_assert_eq!(fast.to_text(), want.to_grid().to_text(), "\n{}", grid);
+        // The same number of draws: the streams continue at the same place.
+        prop_assert_eq!(rng.next_u64(), oracle_rng.next_u64());
     }
 
     #[test]
@@ -649,5 +637,53 @@ fn bridge_hand_case() {
         &mut Rand(Mix(1)),
     );
     assert_eq!(again, grid);
-    let _ = Rand(Mix(0)).next_u64();
+    // Two kept regions: two draws, one `next_u32` each (one splitmix step each here).
+    let mut rng = Rand(Mix(1));
+    m.apply_post(&mut g(t), PostStep::Bridge, Connectivity::Four, &mut rng);
+    let mut fresh = Rand(Mix(1));
+    fresh.next_u32();
+    fresh.next_u32();
+    assert_eq!(rng.next_u64(), fresh.next_u64());
+}
+
+/// A stream that hands out given `next_u32` values (and nothing else).
+struct Scripted(std::vec::IntoIter<u32>);
+impl rand_core::TryRng for Scripted {
+    type Error = core::convert::Infallible;
+    fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+        Ok(self.0.next().expect("no more scripted draws"))
+    }
+    fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+        unreachable!("bridge draws u32s")
+    }
+    fn try_fill_bytes(&mut self, _: &mut [u8]) -> Result<(), Self::Error> {
+        unreachable!("bridge draws u32s")
+    }
+}
+
+#[test]
+fn bridge_hand_worked_corridor() {
+    // Rooms A (top left) and B (right), and a one-cell pocket that is erased. Draws: 0 picks
+    // A's rank 0 cell (0,0); 3/4 * 2^32 picks B's rank floor(0.75 * 4) = 3 cell, (4,7) in
+    // row-major order. Column-major order is A then B, so one corridor: row 0 from x 0 to 7,
+    // then column 7 from y 0 to 4.
+    let before = "..#######\n..#######\n#########\n######..#\n######..#\n.########\n";
+    let after = "........#\n..#####.#\n#######.#\n######..#\n######..#\n#########\n";
+    let script = || Scripted(vec![0, 0xC000_0000].into_iter());
+    let mut fast = g(before);
+    Measurer::new().apply_post(
+        &mut fast,
+        PostStep::Bridge,
+        Connectivity::Four,
+        &mut script(),
+    );
+    assert_eq!(fast.to_text(), after);
+    let mut bytes = ByteGrid::from_grid(&g(before));
+    oracle::apply_post(
+        &mut bytes,
+        PostStep::Bridge,
+        Connectivity::Four,
+        &mut script(),
+    );
+    assert_eq!(bytes.to_grid().to_text(), after);
 }

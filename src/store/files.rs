@@ -2,13 +2,14 @@
 //! renamed into place, and recorded by size and CRC-32 so a later run can tell whether the file
 //! on disk is still the one that was written.
 
-use std::fs::{self, File};
-use std::io::{self, BufWriter, Read, Write};
+use std::fs::File;
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::failpoint;
+use crate::io::AtomicFile;
 
 /// What a finished file was: its size and checksum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -29,91 +30,50 @@ pub fn is_temp_of(file: &str, name: &str) -> bool {
         .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
 }
 
-/// A writer that counts and checksums what passes through it.
-struct Hashing<W> {
-    inner: W,
+/// A final file being written: bytes go to a temporary sibling (through
+/// [`crate::io::AtomicFile`], so a symbolic link is written through and anything but a regular
+/// file is refused), counted and checksummed on the way; [`Output::finish`] makes it durable and
+/// renames it into place. Dropped unfinished (an error on the way), the temporary is removed and
+/// `NAME` is untouched.
+pub struct Output {
+    name: String,
+    file: AtomicFile,
     size: u64,
     crc: crc32fast::Hasher,
 }
 
-impl<W: Write> Write for Hashing<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.size += n as u64;
-        self.crc.update(&buf[..n]);
-        Ok(n)
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
-}
-
-/// A final file being written: bytes go to `NAME.tmpPID`; [`Output::finish`] makes it durable
-/// and renames it into place. Dropped unfinished (an error on the way), the temporary is removed
-/// and `NAME` is untouched.
-pub struct Output {
-    dir: PathBuf,
-    name: String,
-    tmp: PathBuf,
-    w: Option<Hashing<BufWriter<File>>>,
-}
-
 impl Output {
     pub fn create(dir: &Path, name: &str) -> io::Result<Output> {
-        let tmp = dir.join(temp_name(name));
-        let file = File::create(&tmp)?;
         Ok(Output {
-            dir: dir.to_path_buf(),
             name: name.to_string(),
-            tmp,
-            w: Some(Hashing {
-                inner: BufWriter::with_capacity(1 << 20, file),
-                size: 0,
-                crc: crc32fast::Hasher::new(),
-            }),
+            file: AtomicFile::create(&dir.join(name))?,
+            size: 0,
+            crc: crc32fast::Hasher::new(),
         })
     }
 
     /// Flush, fsync, rename into place (and fsync the folder). Failpoint `write:NAME` (before
-    /// the rename, after the content is on disk).
-    pub fn finish(mut self) -> io::Result<FileRecord> {
-        let w = self.w.take().expect("finished once");
+    /// the rename, after the content is written).
+    pub fn finish(self) -> io::Result<FileRecord> {
         let record = FileRecord {
-            size: w.size,
-            crc32: w.crc.clone().finalize(),
+            size: self.size,
+            crc32: self.crc.finalize(),
         };
-        let result = (|| {
-            let file = w.inner.into_inner().map_err(|e| e.into_error())?;
-            file.sync_all()?;
-            failpoint::io(&format!("write:{}", self.name))?;
-            fs::rename(&self.tmp, self.dir.join(&self.name))
-        })();
-        if let Err(e) = result {
-            let _ = fs::remove_file(&self.tmp);
-            return Err(e);
-        }
-        sync_dir(&self.dir)?;
+        failpoint::io(&format!("write:{}", self.name))?;
+        self.file.commit()?;
         Ok(record)
     }
 }
 
 impl Write for Output {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.w.as_mut().expect("not finished").write(buf)
-    }
-    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.w.as_mut().expect("not finished").write_all(buf)
+        let n = self.file.write(buf)?;
+        self.size += n as u64;
+        self.crc.update(&buf[..n]);
+        Ok(n)
     }
     fn flush(&mut self) -> io::Result<()> {
-        self.w.as_mut().expect("not finished").flush()
-    }
-}
-
-impl Drop for Output {
-    fn drop(&mut self) {
-        if self.w.take().is_some() {
-            let _ = fs::remove_file(&self.tmp);
-        }
+        self.file.flush()
     }
 }
 
@@ -126,11 +86,6 @@ pub fn write_output(
     let mut out = Output::create(dir, name)?;
     fill(&mut out)?;
     out.finish()
-}
-
-/// Make a rename in `dir` durable.
-pub fn sync_dir(dir: &Path) -> io::Result<()> {
-    File::open(dir)?.sync_all()
 }
 
 /// Whether `dir/name` exists and matches `record`.
@@ -159,6 +114,7 @@ pub fn matches(dir: &Path, name: &str, record: &FileRecord) -> io::Result<bool> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn written_files_match_their_records_until_changed() {

@@ -1,0 +1,54 @@
+"""cavesweep: cellular-automaton caves from Python, numpy arrays in and out.
+
+A thin shell over the cavesweep Rust library (the same code as the ``cavesweep`` command line):
+
+- ``presets()``, ``recipe(preset, **overrides)``, ``Recipe`` (``to_toml`` / ``from_toml``);
+- ``generate(recipe, seed, **overrides)`` -> a (rows, cols) uint8 array, WALL = 1;
+- ``generate_many(recipe, seeds)`` -> an (n, rows, cols) array, filled in parallel;
+- ``measure(grid, ...)`` -> dict of metrics, for any 2-D 0/1 array;
+- ``keep_largest``, ``remove_small``, ``bridge``: the post-steps on an array;
+- ``sweep(...)``: the command line's ``cavesweep sweep``, summary as a pandas DataFrame;
+- ``search(...)``: arrives with the command line's ``cavesweep search``.
+
+Keyword overrides are the command line's ``--set`` keys (``SET_KEYS``); metric names are
+``METRICS``. Errors in recipes and arguments raise ``ValueError`` with the command line's
+one-line message.
+"""
+
+from ._native import (
+    FLOOR,
+    METRICS,
+    SET_KEYS,
+    WALL,
+    Recipe,
+    __version__,
+    bridge,
+    generate,
+    generate_many,
+    keep_largest,
+    measure,
+    presets,
+    recipe,
+    remove_small,
+)
+from ._sweep import read_table, search, sweep
+
+__all__ = [
+    "FLOOR",
+    "METRICS",
+    "SET_KEYS",
+    "WALL",
+    "Recipe",
+    "__version__",
+    "bridge",
+    "generate",
+    "generate_many",
+    "keep_largest",
+    "measure",
+    "presets",
+    "read_table",
+    "recipe",
+    "remove_small",
+    "search",
+    "sweep",
+]

@@ -1,0 +1,124 @@
+"""Type stubs of cavesweep's native module (python/src/*.rs). Docstrings: help(cavesweep.X)."""
+
+from os import PathLike
+from typing import Any, Callable, Dict, Iterable, List, Literal, Optional, Sequence, Tuple, Union, overload
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+WALL: int
+FLOOR: int
+METRICS: List[str]
+SET_KEYS: List[str]
+
+Cell = Tuple[int, int]
+# A --set value: a number, the command line's text, (y, x) for spawn/exit, a list of post-steps,
+# or None (no exit / no post-steps).
+SetValue = Union[int, float, str, Cell, Sequence[str], None]
+Grid = npt.NDArray[np.uint8]
+GridLike = Union[npt.ArrayLike, npt.NDArray[Any]]
+Metrics = Union[str, Sequence[str]]
+
+class Recipe:
+    """A cave recipe: everything that defines a cave except its seed (immutable)."""
+
+    def __init__(self, preset: str = "chapter-strict", **overrides: SetValue) -> None: ...
+    def replace(self, **overrides: SetValue) -> Recipe: ...
+    def to_toml(self) -> str: ...
+    @staticmethod
+    def from_toml(text: str) -> Recipe: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def about(self) -> str: ...
+    @property
+    def rows(self) -> int: ...
+    @property
+    def cols(self) -> int: ...
+    @property
+    def shape(self) -> Tuple[int, int]: ...
+    @property
+    def fill(self) -> float: ...
+    @property
+    def rng(self) -> Literal["xoshiro", "numpy"]: ...
+    @property
+    def spawn(self) -> Cell: ...
+    @property
+    def exit(self) -> Optional[Cell]: ...
+    @property
+    def connectivity(self) -> Literal[4, 8]: ...
+    @property
+    def trajectory_len(self) -> int: ...
+    def __eq__(self, other: object) -> bool: ...
+
+RecipeLike = Union[Recipe, str]
+
+def presets() -> List[str]: ...
+def recipe(preset: str = "chapter-strict", **overrides: SetValue) -> Recipe: ...
+@overload
+def generate(
+    recipe: RecipeLike, seed: int, *, trajectory: Literal[False] = ..., **overrides: SetValue
+) -> Grid: ...
+@overload
+def generate(
+    recipe: RecipeLike, seed: int, *, trajectory: Literal[True], **overrides: SetValue
+) -> Tuple[Grid, npt.NDArray[np.float64]]: ...
+@overload
+def generate_many(
+    recipe: RecipeLike,
+    seeds: Union[range, Iterable[int], npt.NDArray[np.integer]],
+    *,
+    trajectory: Literal[False] = ...,
+    threads: Optional[int] = ...,
+    out: Optional[npt.NDArray[Any]] = ...,
+    **overrides: SetValue,
+) -> npt.NDArray[np.uint8]: ...
+@overload
+def generate_many(
+    recipe: RecipeLike,
+    seeds: Union[range, Iterable[int], npt.NDArray[np.integer]],
+    *,
+    trajectory: Literal[True],
+    threads: Optional[int] = ...,
+    out: Optional[npt.NDArray[Any]] = ...,
+    **overrides: SetValue,
+) -> Tuple[npt.NDArray[np.uint8], npt.NDArray[np.float64]]: ...
+def measure(
+    grid: GridLike,
+    metrics: Optional[Metrics] = "all",
+    spawn: Optional[Cell] = None,
+    exit: Optional[Cell] = None,
+    connectivity: Optional[Union[int, str]] = 4,
+) -> Dict[str, Union[float, int, None]]: ...
+def keep_largest(grid: GridLike, connectivity: Optional[Union[int, str]] = 4) -> npt.NDArray[Any]: ...
+def remove_small(
+    grid: GridLike, min_size: int, connectivity: Optional[Union[int, str]] = 4
+) -> npt.NDArray[Any]: ...
+def bridge(grid: GridLike, seed: int = 0) -> npt.NDArray[Any]: ...
+def _sweep(
+    recipe: RecipeLike,
+    out: Union[str, "PathLike[str]"],
+    *,
+    seeds: str,
+    vary: List[str] = ...,
+    gate: List[str] = ...,
+    metrics: str = "all",
+    per_seed: str = "kept",
+    chunk: Optional[int] = None,
+    shard: Optional[str] = None,
+    threads: Optional[int] = None,
+    force: bool = False,
+    progress: Optional[Callable[[int, int], Any]] = None,
+    **overrides: SetValue,
+) -> Dict[str, Any]: ...
+def _oracle_measure(
+    cells: bytes,
+    rows: int,
+    cols: int,
+    metrics: Metrics,
+    spawn: Optional[Cell],
+    exit: Optional[Cell],
+    connectivity: Union[int, str],
+) -> Dict[str, Union[float, int, None]]: ...
+def _time_pipeline(recipe: RecipeLike, start: int, n: int) -> float: ...

@@ -1,0 +1,279 @@
+"""``cavesweep.sweep()`` (and the place of ``cavesweep.search()``).
+
+The sweep itself runs in Rust (``_native._sweep``, the library's sweep engine, the same as
+``cavesweep sweep``); this module only turns Python arguments into the command line's flag
+strings, shows progress the way notebooks expect, and reads ``summary.csv`` back as a pandas
+DataFrame (or a dict of numpy columns without pandas).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _native
+
+if TYPE_CHECKING:
+    import pandas
+
+    from ._native import RecipeLike, SetValue
+
+    Table = Union["pandas.DataFrame", Dict[str, np.ndarray]]
+    VaryValues = Union[str, range, Sequence[Any], np.ndarray, int, float]
+
+
+def _value(v):
+    """One value as the command line writes it."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, (bool, np.bool_)):
+        raise TypeError(f"cannot use a bool ({v!r}) as a recipe value")
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, (float, np.floating)):
+        return repr(float(v))
+    if isinstance(v, (tuple, list)) and len(v) == 2 and all(isinstance(i, (int, np.integer)) for i in v):
+        return f"{int(v[0])},{int(v[1])}"
+    return str(v)
+
+
+def _vary_args(vary):
+    """``--vary`` strings from a dict {key: values} or a list of "KEY=VALUES" strings."""
+    if vary is None:
+        return []
+    if isinstance(vary, str):
+        return [vary]
+    if isinstance(vary, dict):
+        out = []
+        for key, values in vary.items():
+            if isinstance(values, str):
+                text = values
+            elif isinstance(values, range) and values.step == 1:
+                text = f"{values.start}..{values.stop}"
+            elif isinstance(values, (range, list, tuple, np.ndarray)):
+                # Spawn/exit cells are "y,x": give several of them as strings ("1,2").
+                text = ",".join(_value(v) for v in list(values))
+            else:
+                text = _value(values)
+            out.append(f"{key}={text}")
+        return out
+    return [str(v) for v in vary]
+
+
+def _seeds_arg(seeds):
+    """``--seeds A..B`` from a range, an (a, b) pair, a count or the string itself."""
+    if isinstance(seeds, str):
+        return seeds
+    if isinstance(seeds, range):
+        if seeds.step != 1:
+            raise ValueError("seeds: a sweep runs a range of consecutive seeds (step 1)")
+        return f"{seeds.start}..{seeds.stop}"
+    if isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool):
+        return f"0..{int(seeds)}"
+    if isinstance(seeds, tuple) and len(seeds) == 2:
+        return f"{int(seeds[0])}..{int(seeds[1])}"
+    raise TypeError("seeds: expected a range, an (a, b) pair, a count or 'A..B'")
+
+
+def _list_arg(v):
+    if v is None:
+        return []
+    if isinstance(v, str):
+        return [v]
+    return [str(x) for x in v]
+
+
+def _interactive():
+    """A notebook kernel, or a terminal on stderr."""
+    ip = sys.modules.get("IPython")
+    if ip is not None:
+        try:
+            shell = ip.get_ipython()
+        except Exception:  # noqa: BLE001 (any IPython oddity: just not a notebook)
+            shell = None
+        if shell is not None and "IPKernelApp" in getattr(shell, "config", {}):
+            return True
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class _Bar:
+    """Progress through tqdm (``tqdm.auto``: a widget in notebooks), or a plain text line."""
+
+    def __init__(self):
+        self.bar = None
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:
+            tqdm = None
+        self.tqdm = tqdm
+        self.last = 0
+
+    def __call__(self, done, total):
+        if self.tqdm is not None:
+            if self.bar is None:
+                self.bar = self.tqdm(total=total, initial=done, unit="cave", unit_scale=True, desc="sweep")
+            else:
+                self.bar.update(done - self.bar.n)
+        else:
+            sys.stderr.write(f"\rsweep: {done:,}/{total:,} caves ({100 * done / max(total, 1):.0f}%)")
+            sys.stderr.flush()
+            self.last = done
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+        elif self.tqdm is None and self.last:
+            sys.stderr.write("\n")
+
+
+def _progress(progress):
+    """(callback, close) for the ``progress`` argument: None = automatic, False = off,
+    True = on, or a callable ``f(done, total)``."""
+    if progress is False or (progress is None and not _interactive()):
+        return None, lambda: None
+    if callable(progress) and progress is not True:
+        return progress, lambda: None
+    bar = _Bar()
+    return bar, bar.close
+
+
+def _column(values):
+    """A CSV column as the narrowest numpy array that holds it: int64, float64 or str."""
+    try:
+        return np.array([int(v) for v in values], dtype=np.int64)
+    except ValueError:
+        pass
+    try:
+        return np.array([float(v) if v != "" else np.nan for v in values], dtype=np.float64)
+    except ValueError:
+        return np.array(values, dtype=str)
+
+
+def read_table(path: Union[str, "os.PathLike[str]"]) -> Table:
+    """A CSV file of a sweep folder (summary.csv, trajectory.csv, seeds.csv, ...) as a pandas
+    DataFrame when pandas is installed, else a dict {column: numpy array}."""
+    try:
+        import pandas as pd
+    except ImportError:
+        pd = None
+    if pd is not None:
+        return pd.read_csv(path)
+    import csv
+
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    header, body = rows[0], rows[1:]
+    return {name: _column([r[j] for r in body]) for j, name in enumerate(header)}
+
+
+def sweep(
+    recipe: RecipeLike = "chapter-strict",
+    *,
+    seeds: Union[range, int, Tuple[int, int], str],
+    vary: Union[Mapping[str, VaryValues], Iterable[str], str, None] = None,
+    gate: Union[str, Iterable[str], None] = None,
+    metrics: Union[str, Sequence[str]] = "all",
+    out: Union[str, "os.PathLike[str]", None] = None,
+    threads: Optional[int] = None,
+    per_seed: str = "kept",
+    shard: Union[str, Tuple[int, int], None] = None,
+    chunk: Optional[int] = None,
+    force: bool = False,
+    progress: Union[bool, Callable[[int, int], Any], None] = None,
+    **overrides: SetValue,
+) -> Table:
+    """Sweep seeds (x a parameter grid) into statistics: ``cavesweep sweep`` from Python.
+
+    Arguments are the command line's flags:
+
+    - ``recipe``: a Recipe or a preset name; ``**overrides`` are ``--set`` keys (``fill=0.5``,
+      ``rng="numpy"``, ...).
+    - ``seeds``: ``range(0, 10_000)``, ``10_000`` (= 0..10000), ``(a, b)`` or ``"0..10000"``.
+    - ``vary``: ``{"fill": [0.40, 0.45, 0.50], "steps": range(1, 9)}`` (a range is half-open,
+      as ``1..9``), or the flag strings ``["fill=0.40:0.55:0.05", "steps=1..=8"]``.
+    - ``gate``: ``"connected_fraction>=0.99 && components<=3"`` or a list (ANDed).
+    - ``metrics``: ``"all"``, ``"a,b"`` or a list of names (the gate's are added).
+    - ``out``: output folder (summary.csv, trajectory.csv, components.csv, seeds.csv,
+      manifest.json); resumed when it holds the same sweep; None = a temporary folder that is
+      deleted afterwards. ``force=True`` replaces another sweep's files there.
+    - ``threads`` (default all cores), ``per_seed`` ("all" | "kept" | "none"), ``shard``
+      ("K/N" or (K, N)), ``chunk`` (seeds per chunk).
+    - ``progress``: None shows a tqdm bar when interactive (a notebook or a terminal), False
+      hides it, True forces it, or a callable ``f(done, total)``.
+
+    Returns the summary (one row per grid point) as a pandas DataFrame, or a dict of numpy
+    columns when pandas is not installed; a DataFrame's ``attrs["cavesweep"]`` holds the run's
+    report (seeds run, elapsed seconds, the equivalent command line, the folder).
+
+    Ctrl-C (KeyboardInterrupt) stops within a second; with ``out`` given, the folder keeps
+    every finished chunk and calling ``sweep`` again with the same arguments resumes.
+    """
+    vary_args = _vary_args(vary)
+    seeds_arg = _seeds_arg(seeds)
+    if isinstance(shard, tuple):
+        shard = f"{shard[0]}/{shard[1]}"
+    if not isinstance(metrics, str):
+        metrics = ",".join(metrics)
+    tmp = None
+    if out is None:
+        tmp = tempfile.mkdtemp(prefix="cavesweep-sweep-")
+        folder = tmp
+    else:
+        folder = os.fspath(out)
+    callback, close = _progress(progress)
+    try:
+        try:
+            report = _native._sweep(
+                recipe,
+                folder,
+                seeds=seeds_arg,
+                vary=vary_args,
+                gate=_list_arg(gate),
+                metrics=metrics,
+                per_seed=per_seed,
+                chunk=chunk,
+                shard=shard,
+                threads=threads,
+                force=force,
+                progress=callback,
+                **overrides,
+            )
+        finally:
+            close()
+        table = read_table(os.path.join(folder, "summary.csv"))
+    except KeyboardInterrupt:
+        if out is not None:
+            raise KeyboardInterrupt(
+                f"sweep interrupted: finished chunks are saved in {folder}; "
+                "call sweep() again with the same arguments to resume"
+            ) from None
+        raise
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+    report["out"] = None if tmp is not None else folder
+    if hasattr(table, "attrs"):
+        table.attrs["cavesweep"] = report
+    return table
+
+
+def search(*args: Any, **kwargs: Any) -> Table:
+    """Search seeds (and parameter points) for the caves that meet a query.
+
+    Not available yet: it arrives with the command line's ``cavesweep search`` (the query
+    language issue), with the same keyword arguments as its flags, returning the matches as a
+    DataFrame. Until then, ``sweep(..., gate="...", per_seed="kept", out=DIR)`` writes the
+    passing seeds to ``DIR/seeds.csv`` (read it with ``cavesweep.read_table``).
+    """
+    raise NotImplementedError(
+        "cavesweep.search() arrives with the command line's `cavesweep search`; until then use "
+        "sweep(..., gate=..., per_seed='kept', out=DIR) and read DIR/seeds.csv"
+    )

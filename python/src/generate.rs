@@ -1,0 +1,295 @@
+//! `generate()` (one cave) and `generate_many()` (many, in parallel, GIL released).
+//!
+//! Both go through the library's [`Generator`]: `generate` keeps one per thread for the last
+//! recipe it saw (a notebook loop over seeds builds it once), `generate_many` gives each rayon
+//! worker its own and hands it runs of consecutive seeds through [`Generator::generate`], the
+//! engines' batchable entry point, writing every cave straight into the output array.
+
+use std::cell::RefCell;
+use std::ops::ControlFlow;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use cavesweep::cells;
+use cavesweep::generate::Generator;
+use cavesweep::measure::MetricSet;
+use cavesweep::recipe::Recipe;
+use numpy::{
+    PyArray1, PyArray2, PyArray3, PyArrayDescrMethods, PyArrayMethods, PyReadonlyArray1,
+    PyUntypedArray, PyUntypedArrayMethods,
+};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyRange};
+use rayon::prelude::*;
+
+use crate::{arrays, interrupt, recipe, value_error};
+
+thread_local! {
+    /// The last recipe's generator on this thread (its buffers are reused call after call).
+    static LAST: RefCell<Option<Generator>> = const { RefCell::new(None) };
+}
+
+/// generate(recipe, seed, *, trajectory=False, **overrides)
+///
+/// The cave of `seed`: a `uint8` array of shape (rows, cols), WALL = 1, FLOOR = 0. `recipe` is
+/// a Recipe or a preset name; keyword overrides are the `--set` keys (e.g. `rng="numpy"`,
+/// `fill=0.5`). With `trajectory=True` returns `(grid, trajectory)`, the trajectory being the
+/// wall fraction after the fill, after each pass application and after each post-step (a
+/// float64 array of `recipe.trajectory_len` values). The same (recipe, seed) always gives the
+/// same cave, and the command line's `cavesweep run` draws the same one.
+#[pyfunction]
+#[pyo3(signature = (recipe, seed, *, trajectory = false, **overrides))]
+fn generate<'py>(
+    py: Python<'py>,
+    recipe: &Bound<'py, PyAny>,
+    seed: u64,
+    trajectory: bool,
+    overrides: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let r = recipe::resolve(recipe, overrides)?;
+    LAST.with_borrow_mut(|slot| {
+        if slot.as_ref().is_none_or(|g| g.recipe() != &*r) {
+            *slot = Some(Generator::new(&r, MetricSet::EMPTY).map_err(value_error)?);
+        }
+        let generator = slot.as_mut().expect("just set");
+        let cave = generator.run(seed).map_err(value_error)?;
+        let grid = arrays::to_array(py, cave.grid);
+        if trajectory {
+            let t = PyArray1::from_slice(py, cave.trajectory);
+            Ok((grid, t).into_pyobject(py)?.into_any())
+        } else {
+            Ok(grid.into_any())
+        }
+    })
+}
+
+/// The seeds of a `generate_many` call.
+enum Seeds {
+    /// `start, start + 1, ...` (a Python `range` with step 1).
+    Run(u64),
+    List(Vec<u64>),
+}
+
+impl Seeds {
+    fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<(Seeds, usize)> {
+        if obj.is_instance_of::<PyRange>() {
+            // Python ints: a range may reach past 2**63 (or 2**64, an error below).
+            let get = |k: &str| obj.getattr(k)?.extract::<i128>();
+            let (start, stop, step) = (get("start")?, get("stop")?, get("step")?);
+            if step == 1 && stop > start {
+                if start < 0 || stop - 1 > u64::MAX as i128 {
+                    return Err(PyValueError::new_err(
+                        "seeds must be whole numbers in 0..2**64 (>= 0 and below 2**64)",
+                    ));
+                }
+                return Ok((Seeds::Run(start as u64), (stop - start) as usize));
+            }
+            if step == 1 {
+                return Ok((Seeds::List(Vec::new()), 0));
+            }
+        }
+        if let Ok(a) = obj.extract::<PyReadonlyArray1<'_, u64>>() {
+            let v = a.as_array().to_vec();
+            let n = v.len();
+            return Ok((Seeds::List(v), n));
+        }
+        if let Ok(a) = obj.extract::<PyReadonlyArray1<'_, i64>>() {
+            let v = a
+                .as_array()
+                .iter()
+                .map(|&s| u64::try_from(s))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|_| PyValueError::new_err("seeds must be >= 0"))?;
+            let n = v.len();
+            return Ok((Seeds::List(v), n));
+        }
+        let v: Vec<u64> = obj
+            .try_iter()?
+            .map(|s| s?.extract::<u64>())
+            .collect::<PyResult<_>>()
+            .map_err(|e| {
+                PyValueError::new_err(format!(
+                    "seeds must be whole numbers in 0..2**64 (a range, a list or an integer \
+                     array): {e}"
+                ))
+            })?;
+        let n = v.len();
+        Ok((Seeds::List(v), n))
+    }
+}
+
+/// Caves per unit of parallel work: enough to amortise the hand-off, few enough to balance.
+const BLOCK: usize = 64;
+
+/// Generate `n` caves of `seeds` into `out` (n x cells bytes) and `traj` (n x T values).
+fn fill_many(
+    recipe: &Recipe,
+    seeds: &Seeds,
+    out: &mut [u8],
+    traj: &mut [f64],
+    stop: &AtomicBool,
+    error: &Mutex<Option<String>>,
+) {
+    let cells = recipe.rows * recipe.cols;
+    let tl = recipe.trajectory_len();
+    let fail = |e: String| {
+        stop.store(true, Ordering::Relaxed);
+        error.lock().unwrap().get_or_insert(e);
+    };
+    out.par_chunks_mut(cells * BLOCK)
+        .zip(traj.par_chunks_mut(tl * BLOCK))
+        .enumerate()
+        .for_each_init(
+            || Generator::new(recipe, MetricSet::EMPTY).expect("validated recipe"),
+            |generator, (b, (out, traj))| {
+                if stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                let first = b * BLOCK;
+                let k = out.len() / cells;
+                let mut put = |i: usize, grid: &_, t: &[f64]| {
+                    cells::unpack(grid, &mut out[i * cells..(i + 1) * cells]);
+                    traj[i * tl..(i + 1) * tl].copy_from_slice(t);
+                };
+                let mut one_by_one = |seeds: &mut dyn Iterator<Item = u64>| {
+                    for (i, s) in seeds.enumerate() {
+                        match generator.run(s) {
+                            Ok(cave) => put(i, cave.grid, cave.trajectory),
+                            Err(e) => return fail(e.to_string()),
+                        }
+                    }
+                };
+                match seeds {
+                    Seeds::Run(start) => {
+                        let a = start + first as u64;
+                        // A run ending at 2**64 - 1 has no exclusive end: seed by seed.
+                        let Some(end) = a.checked_add(k as u64) else {
+                            return one_by_one(&mut (0..k as u64).map(|i| a + i));
+                        };
+                        let mut i = 0;
+                        let r = generator.generate(a..end, |cave| {
+                            put(i, cave.grid, cave.trajectory);
+                            i += 1;
+                            ControlFlow::Continue(())
+                        });
+                        if let Err(e) = r {
+                            fail(e.to_string());
+                        }
+                    }
+                    Seeds::List(v) => one_by_one(&mut v[first..first + k].iter().copied()),
+                }
+            },
+        );
+}
+
+/// generate_many(recipe, seeds, *, trajectory=False, threads=None, out=None, **overrides)
+///
+/// The caves of every seed in `seeds` (a range, a list or a 1-D integer array) as one `uint8`
+/// array of shape (n, rows, cols), cave i being `generate(recipe, seeds[i])`. Generated in
+/// parallel on `threads` threads (default: all cores) with the GIL released; Ctrl-C stops it
+/// within a fraction of a second (KeyboardInterrupt). With `trajectory=True` returns
+/// `(grids, trajectories)`, trajectories of shape (n, recipe.trajectory_len). With `out=`, a
+/// C-contiguous uint8 (or bool) array of shape (n, rows, cols), the caves are written into it
+/// and it is returned: a loop over batches then reuses one buffer instead of asking the
+/// operating system for fresh (zeroed) memory every call.
+#[pyfunction]
+#[pyo3(signature = (recipe, seeds, *, trajectory = false, threads = None, out = None, **overrides))]
+fn generate_many<'py>(
+    py: Python<'py>,
+    recipe: &Bound<'py, PyAny>,
+    seeds: &Bound<'py, PyAny>,
+    trajectory: bool,
+    threads: Option<usize>,
+    out: Option<&Bound<'py, PyAny>>,
+    overrides: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let r = recipe::resolve(recipe, overrides)?;
+    r.validate().map_err(value_error)?;
+    let (seeds, n) = Seeds::from_py(seeds)?;
+    let pool = match threads {
+        Some(0) => return Err(PyValueError::new_err("threads must be at least 1")),
+        Some(t) => Some(
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(t)
+                .build()
+                .map_err(value_error)?,
+        ),
+        None => None,
+    };
+    let tl = r.trajectory_len();
+    let shape = [n, r.rows, r.cols];
+    let grids = match out {
+        Some(o) => out_array(o, shape)?,
+        // SAFETY: a new array, not yet visible to Python; every element is written below (or
+        // the call fails and it is dropped unseen).
+        None => unsafe { PyArray3::<u8>::new(py, shape, false) },
+    };
+    let mut written = grids.try_readwrite().map_err(value_error)?;
+    let out_cells = written.as_slice_mut().map_err(value_error)?;
+    // SAFETY: as above.
+    let trajs = unsafe { PyArray2::<f64>::new(py, [n, tl], false) };
+    let traj = unsafe { trajs.as_slice_mut() }.expect("new arrays are contiguous");
+    let stop = AtomicBool::new(false);
+    let error = Mutex::new(None);
+    let work = || match &pool {
+        Some(p) => p.install(|| fill_many(&r, &seeds, out_cells, traj, &stop, &error)),
+        None => fill_many(&r, &seeds, out_cells, traj, &stop, &error),
+    };
+    interrupt::run(py, &stop, work, |_| Ok(()))?;
+    if let Some(e) = error.into_inner().unwrap() {
+        return Err(value_error(e));
+    }
+    drop(written);
+    let grids = out.cloned().unwrap_or_else(|| grids.into_any());
+    if trajectory {
+        Ok((grids, trajs).into_pyobject(py)?.into_any())
+    } else {
+        Ok(grids)
+    }
+}
+
+/// The caller's `out=` array as the `uint8` array to write: C-contiguous, writeable, uint8 or
+/// bool (written as its bytes), of exactly `shape`.
+fn out_array<'py>(o: &Bound<'py, PyAny>, shape: [usize; 3]) -> PyResult<Bound<'py, PyArray3<u8>>> {
+    let bad = || {
+        PyValueError::new_err(format!(
+            "out must be a C-contiguous, writeable uint8 or bool array of shape ({}, {}, {})",
+            shape[0], shape[1], shape[2]
+        ))
+    };
+    let a = o.cast::<PyUntypedArray>().map_err(|_| bad())?;
+    let a = if a.dtype().kind() == b'b' {
+        a.call_method1("view", ("uint8",))?
+    } else {
+        a.clone().into_any()
+    };
+    let a = a.cast_into::<PyArray3<u8>>().map_err(|_| bad())?;
+    if a.shape() != shape || !a.is_c_contiguous() {
+        return Err(bad());
+    }
+    Ok(a)
+}
+
+/// _time_pipeline(recipe, start, n) -> seconds: the Rust pipeline alone (one thread, one
+/// generator, no array), for python/benches: the yardstick of `generate`'s overhead.
+#[pyfunction]
+fn _time_pipeline(py: Python<'_>, recipe: &Bound<'_, PyAny>, start: u64, n: u64) -> PyResult<f64> {
+    let r = recipe::resolve(recipe, None)?;
+    let mut g = Generator::new(&r, MetricSet::EMPTY).map_err(value_error)?;
+    py.detach(|| {
+        let t = std::time::Instant::now();
+        for s in start..start + n {
+            let cave = g.run(s).map_err(value_error)?;
+            std::hint::black_box(cave.grid);
+        }
+        Ok(t.elapsed().as_secs_f64())
+    })
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(generate, m)?)?;
+    m.add_function(wrap_pyfunction!(generate_many, m)?)?;
+    m.add_function(wrap_pyfunction!(_time_pipeline, m)?)?;
+    Ok(())
+}

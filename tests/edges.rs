@@ -1,0 +1,364 @@
+//! Edges of the command line, through the real binary: what a user can aim cavesweep at by
+//! mistake. Files are written through symbolic links and only over regular files; a recipe path
+//! is read up to a cap; a full disk or a file-size limit ends in one line; every error message
+//! says each thing once; `bench` and `reproduce` write nothing unless `--out` names a folder.
+
+#![cfg(unix)]
+
+use std::fs;
+use std::os::unix::fs::{FileTypeExt, symlink};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_cavesweep");
+
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("binary runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A fresh scratch folder under the target dir.
+fn scratch(name: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("edges-{name}"));
+    if d.exists() {
+        fs::remove_dir_all(&d).unwrap();
+    }
+    fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Sorted names in `dir`.
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// The child's output, or a panic (after killing it) if it has not exited within `limit`: a
+/// guard against hangs, not a speed measurement.
+fn wait_with_limit(mut child: Child, limit: Duration) -> Output {
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// A failed run: exit code 1, exactly one line on stderr starting `cavesweep: error: `, no
+/// panic, containing `needle`, and no part of the message said twice.
+fn assert_one_line_error(o: &Output, needle: &str) -> String {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "one line: {err:?}");
+    assert!(err.starts_with("cavesweep: error: "), "{err:?}");
+    assert!(
+        !err.contains("panicked") && !err.contains("internal error"),
+        "{err:?}"
+    );
+    assert!(err.contains(needle), "expected {needle:?} in {err:?}");
+    assert_said_once(&err);
+    err
+}
+
+/// No `: `-separated part of a message (of 10 characters or more) occurs twice in it: the
+/// symptom of an error chain printing a cause that its context already printed.
+fn assert_said_once(msg: &str) {
+    let msg = msg.trim_end();
+    for part in msg.split(": ").filter(|p| p.len() >= 10) {
+        assert_eq!(msg.matches(part).count(), 1, "{part:?} repeated in {msg:?}");
+    }
+}
+
+fn is_png(p: &Path) -> bool {
+    fs::read(p).is_ok_and(|b| b.starts_with(b"\x89PNG"))
+}
+
+#[test]
+fn said_once_detects_a_repeat() {
+    // The checker itself must be able to fail.
+    let repeated = "cavesweep: error: --png: cannot write d: Is a directory (os error 21): Is a directory (os error 21)";
+    assert!(std::panic::catch_unwind(|| assert_said_once(repeated)).is_err());
+    assert_said_once("cavesweep: error: --png: cannot write d: Is a directory (os error 21)");
+}
+
+#[test]
+fn recipe_reads_are_capped() {
+    let d = scratch("recipe-cap");
+    let child = Command::new(BIN)
+        .args(["run", "--recipe", "/dev/zero"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let o = wait_with_limit(child, Duration::from_secs(60));
+    assert_one_line_error(&o, "/dev/zero");
+    assert!(stderr(&o).contains("4 MiB"), "{}", stderr(&o));
+    // A regular file just over the cap is refused; one under it is parsed (and fails as TOML).
+    let big = d.join("big.toml");
+    fs::write(&big, vec![b'#'; (4 << 20) + 1]).unwrap();
+    assert_one_line_error(&run_in(&d, &["run", "--recipe", "big.toml"]), "4 MiB");
+    fs::write(&big, vec![b'\n'; 4 << 20]).unwrap();
+    assert_one_line_error(
+        &run_in(&d, &["run", "--recipe", "big.toml"]),
+        "missing field",
+    );
+    assert_one_line_error(&run_in(&d, &["run", "--recipe", "."]), "directory");
+}
+
+#[test]
+fn png_is_written_through_links() {
+    let d = scratch("links");
+    fs::create_dir(d.join("pics")).unwrap();
+    fs::write(d.join("pics/cave.png"), b"old").unwrap();
+    symlink("pics/cave.png", d.join("rel.png")).unwrap();
+    symlink(d.join("rel.png"), d.join("abs.png")).unwrap();
+    for link in ["rel.png", "abs.png"] {
+        fs::write(d.join("pics/cave.png"), b"old").unwrap();
+        let o = run_in(&d, &["run", "--png", link]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(is_png(&d.join("pics/cave.png")), "{link}: target replaced");
+        assert!(
+            fs::symlink_metadata(d.join(link))
+                .unwrap()
+                .file_type()
+                .is_symlink(),
+            "{link} is still a link"
+        );
+    }
+    // A dangling link: its target is created.
+    symlink("pics/new.png", d.join("dangling.png")).unwrap();
+    assert!(
+        run_in(&d, &["run", "--png", "dangling.png"])
+            .status
+            .success()
+    );
+    assert!(is_png(&d.join("pics/new.png")));
+    assert_eq!(
+        names(&d.join("pics")),
+        ["cave.png", "new.png"],
+        "no temporary files left"
+    );
+}
+
+#[test]
+fn outputs_refuse_fifos_directories_and_devices() {
+    let d = scratch("refuse");
+    let made = |args: &[&str]| {
+        Command::new(args[0])
+            .args(&args[1..])
+            .current_dir(&d)
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    assert!(made(&["mkfifo", "pipe.png"]));
+    fs::create_dir(d.join("dir.png")).unwrap();
+    symlink("dir.png", d.join("to-dir.png")).unwrap();
+    symlink("pipe.png", d.join("to-pipe.png")).unwrap();
+    let mut cases = vec![
+        ("pipe.png", "FIFO"),
+        ("dir.png", "directory"),
+        ("to-dir.png", "directory"),
+        ("to-pipe.png", "FIFO"),
+    ];
+    // `run --png /dev/full` as root used to replace the device with a PNG. A device node of our
+    // own (made only where allowed, i.e. as root) stands in for it: never aim a test at /dev.
+    let device = made(&["mknod", "full.png", "c", "1", "7"]);
+    if device {
+        cases.push(("full.png", "character device"));
+    }
+    let before = names(&d);
+    for (target, what) in cases {
+        let child = Command::new(BIN)
+            .args(["run", "--png", target])
+            .current_dir(&d)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Opening a FIFO for writing would block: the limit catches that.
+        let o = wait_with_limit(child, Duration::from_secs(60));
+        let err = assert_one_line_error(&o, what);
+        assert!(err.contains("regular file"), "{err}");
+    }
+    assert_eq!(names(&d), before, "nothing replaced or left behind");
+    assert!(
+        fs::symlink_metadata(d.join("pipe.png"))
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+    assert!(fs::symlink_metadata(d.join("dir.png")).unwrap().is_dir());
+    if device {
+        let ft = fs::symlink_metadata(d.join("full.png"))
+            .unwrap()
+            .file_type();
+        assert!(ft.is_char_device(), "the device node is still a device");
+    }
+    // The same rule holds for the folders `reproduce --out` writes into.
+    fs::create_dir(d.join("chapter")).unwrap();
+    fs::create_dir(d.join("chapter/report.md")).unwrap();
+    let o = run_in(
+        &d,
+        &["reproduce", "chapter", "--seeds", "2", "--out", "chapter"],
+    );
+    assert_one_line_error(&o, "directory");
+    assert!(d.join("chapter/report.md").is_dir());
+}
+
+#[test]
+fn reproduce_and_bench_write_only_where_told() {
+    let d = scratch("no-surprise");
+    // Each command succeeds, prints `shows`, and (with `out`) adds `--out out`.
+    let ok = |args: &[&str], out: bool, shows: &str| {
+        let mut args = args.to_vec();
+        if out {
+            args.extend(["--out", "out"]);
+        }
+        let o = run_in(&d, &args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains(shows),
+            "{args:?}"
+        );
+    };
+    let reproduce: &[&str] = &["reproduce", "chapter", "--seeds", "3"];
+    let bench: &[&str] = &[
+        "bench",
+        "--preset",
+        "chapter-strict",
+        "--seconds",
+        "0.05",
+        "--repeats",
+        "1",
+    ];
+    ok(reproduce, false, "the chapter's claims");
+    ok(bench, false, "chapter-strict");
+    assert!(names(&d).is_empty(), "wrote {:?} without --out", names(&d));
+    // With --out they write there, through a link to the real folder.
+    fs::create_dir(d.join("real")).unwrap();
+    symlink("real", d.join("out")).unwrap();
+    ok(reproduce, true, "wrote out/");
+    ok(bench, true, "wrote out/bench.csv");
+    assert_eq!(
+        names(&d.join("real")),
+        ["bench.csv", "report.md", "seeds.csv", "trajectory.csv"]
+    );
+}
+
+#[test]
+fn a_file_size_limit_is_a_one_line_error() {
+    let d = scratch("fsize");
+    // `ulimit -f 10`: files may not grow past 10 KiB. The PNG at scale 64 is far bigger.
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -f 10; exec {BIN} run --png big.png --scale 64"
+        ))
+        .current_dir(&d)
+        .stdout(Stdio::null())
+        .output()
+        .unwrap();
+    assert_one_line_error(&o, "File too large");
+    assert!(names(&d).is_empty(), "left {:?}", names(&d));
+    // The same through stdout, and a full disk through stdout.
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -f 1; exec {BIN} run --ascii --set rows=200 --set cols=2000 > out.txt"
+        ))
+        .current_dir(&d)
+        .output()
+        .unwrap();
+    assert_one_line_error(&o, "File too large");
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg(format!("exec {BIN} run --json > /dev/full"))
+        .output()
+        .unwrap();
+    assert_one_line_error(&o, "No space left on device");
+}
+
+#[test]
+fn errors_say_each_thing_once() {
+    let d = scratch("once");
+    let good = String::from_utf8(run_in(&d, &["presets", "chapter-strict"]).stdout).unwrap();
+    fs::create_dir(d.join("dir.png")).unwrap();
+    let recipes = [
+        ("rows0.toml", good.replace("rows = 90", "rows = 0"), "empty"),
+        ("p2.toml", good.replace("p = 0.45", "p = 2.0"), "fill"),
+        (
+            "rule.toml",
+            good.replace("B5678/S5678", "B5678/Q5678"),
+            "pass 1",
+        ),
+        (
+            "huge.toml",
+            good.replace("rows = 90", "rows = 100000"),
+            "too large",
+        ),
+        ("junk.toml", "this is not toml".to_string(), "TOML"),
+    ];
+    for (name, text, needle) in &recipes {
+        fs::write(d.join(name), text).unwrap();
+        assert_one_line_error(&run_in(&d, &["run", "--recipe", name]), needle);
+    }
+    let cases: &[(&[&str], &str)] = &[
+        (&["run", "--set", "rows=100000"], "too large"),
+        (&["run", "--set", "rows=0"], "empty"),
+        (&["run", "--set", "fill=2"], "outside [0, 1]"),
+        (&["run", "--set", "post=remove-small x"], "cell count"),
+        (&["run", "--png", "missing/x.png"], "No such file"),
+        (&["run", "--png", "dir.png"], "directory"),
+        (
+            &[
+                "reproduce",
+                "chapter",
+                "--seeds",
+                "2",
+                "--out",
+                "/proc/nope",
+            ],
+            "/proc/nope",
+        ),
+        (
+            &[
+                "sweep",
+                "--seeds",
+                "0..10",
+                "--vary",
+                "fill=0.4,1.4",
+                "--out",
+                "s1",
+            ],
+            "outside [0, 1]",
+        ),
+        (
+            &[
+                "sweep", "--seeds", "0..10", "--vary", "rows=0,5", "--out", "s2",
+            ],
+            "empty",
+        ),
+    ];
+    for (args, needle) in cases {
+        let o = run_in(&d, args);
+        assert_one_line_error(&o, needle);
+    }
+}
