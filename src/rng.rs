@@ -358,6 +358,8 @@ impl<V: Lane> LaneXoshiro<V> {
     }
 
     /// One xoshiro256++ step in every lane; lane `i` of the result is lane `i`'s next output.
+    /// (Not an `Iterator`: the stream never ends, and this must inline into each SIMD clone.)
+    #[allow(clippy::should_implement_trait)]
     #[inline(always)]
     pub fn next(&mut self) -> V {
         let [s0, s1, s2, s3] = self.s;

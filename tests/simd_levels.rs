@@ -79,42 +79,80 @@ fn every_path_makes_the_same_caves_as_the_scalar_path() {
     }
 }
 
-/// The scalar path's pipeline against the oracle: the same fill, then byte-grid passes.
+/// Every path's whole pipeline (fill, passes, post-steps, every metric) against the scalar
+/// oracle, `cavesweep::oracle::cave`, which shares only the fill with production (on the
+/// scalar path) and does the rest on bytes.
 #[test]
-fn scalar_path_passes_match_the_oracle() {
+fn every_path_matches_the_oracle_pipeline() {
     for name in NAMES {
         let r = preset(name).unwrap();
-        if !r.post.is_empty() {
-            continue; // post-steps have no byte-grid oracle; the kernels' tests cover them
-        }
-        let fill_only = Recipe {
-            passes: vec![],
-            ..r.clone()
-        };
-        let mut filler = Generator::with_simd(&fill_only, MetricSet::EMPTY, Simd::SCALAR).unwrap();
-        for (k, made) in generated(&r, Simd::SCALAR, 0..9).iter().enumerate() {
-            let mut b = ByteGrid::from_grid(filler.run(k as u64).unwrap().grid);
-            let mut trajectory = vec![b.count_walls() as f64 / (r.rows * r.cols) as f64];
-            for pass in &r.passes {
-                for _ in 0..pass.repeat {
-                    b.step(pass);
-                    trajectory.push(b.count_walls() as f64 / (r.rows * r.cols) as f64);
-                }
+        let want: Vec<_> = (0..13)
+            .map(|s| cavesweep::oracle::cave(&r, s, MetricSet::ALL))
+            .collect();
+        for simd in Simd::available() {
+            for (k, (grid, traj, values)) in generated(&r, simd, 0..13).into_iter().enumerate() {
+                let w = &want[k];
+                assert_eq!(ByteGrid::from_grid(&grid), w.grid, "{name} {simd} seed {k}");
+                assert_eq!(traj, w.trajectory, "{name} {simd} seed {k} trajectory");
+                assert!(
+                    same_values(&values, &w.values),
+                    "{name} {simd} seed {k}: {values:?} vs {:?}",
+                    w.values
+                );
             }
-            assert_eq!(b.to_grid(), made.0, "{name} seed {k}");
-            assert_eq!(trajectory, made.1, "{name} seed {k}");
-            let cfg = MeasureConfig {
-                connectivity: r.connectivity,
-                spawn: r.spawn_cell(),
-                exit: r.exit_cell(),
-                metrics: MetricSet::ALL,
-            };
-            assert!(
-                same_values(&oracle::measure(&b, &cfg), &made.2),
-                "{name} seed {k}: metrics"
-            );
         }
     }
+}
+
+/// The command line honours `CAVESWEEP_SIMD`: every level the CPU has gives the same cave and
+/// says which path ran; a level it lacks, or an unknown name, is one line and a non-zero exit.
+#[test]
+fn cli_forces_levels_and_refuses_bad_ones() {
+    use std::process::Command;
+    let run = |level: &str| {
+        Command::new(env!("CARGO_BIN_EXE_cavesweep"))
+            .args(["run", "--preset", "classic-4-5", "--seed", "7", "--json"])
+            .env("CAVESWEEP_SIMD", level)
+            .output()
+            .unwrap()
+    };
+    // The JSON without the two fields that name the path and the CPU.
+    let cave = |out: &[u8]| {
+        let mut v: serde_json::Value = serde_json::from_slice(out).unwrap();
+        let o = v.as_object_mut().unwrap();
+        let path = o.remove("simd").unwrap().as_str().unwrap().to_string();
+        assert!(o.remove("cpu").is_some());
+        (path, v)
+    };
+    let best = Simd::detect();
+    let (path, want) = cave(&run("").stdout);
+    assert_eq!(
+        path,
+        best.to_string(),
+        "unset CAVESWEEP_SIMD runs the best path"
+    );
+    for level in Level::ALL {
+        let o = run(level.name());
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        if level <= best.level() {
+            assert!(o.status.success(), "{level}: {err}");
+            let (path, got) = cave(&o.stdout);
+            assert_eq!(path, Simd::for_level(level).unwrap().to_string());
+            assert_eq!(got, want, "{level}");
+        } else {
+            assert!(!o.status.success(), "{level} should be refused on this CPU");
+            assert!(err.contains("does not support"), "{level}: {err}");
+            assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        }
+    }
+    let o = run("avx9");
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("CAVESWEEP_SIMD=\"avx9\" is not one of"),
+        "{err}"
+    );
 }
 
 /// A small deterministic generator for test grids (no dependency on the crate's RNGs).
