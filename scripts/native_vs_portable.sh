@@ -7,7 +7,8 @@
 #   scripts/native_vs_portable.sh [OUT.md]      (default: print only)
 #
 # Env: SECONDS_PER=S (bench --seconds, default 2), ROUNDS=R (default 2), PRESETS="a b"
-# (default: chapter-strict nethack-mines). Builds both binaries first (the native one is a
+# (default: chapter-strict nethack-mines), PORTABLE_BIN/NATIVE_BIN (skip building that one).
+# Builds both binaries first (the native one is a
 # second full build, a few minutes on 2 cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,10 +17,12 @@ secs=${SECONDS_PER:-2}
 rounds=${ROUNDS:-2}
 presets=${PRESETS:-chapter-strict nethack-mines}
 
-cargo build --release --bin cavesweep
-RUSTFLAGS="-C target-cpu=native" cargo build --release --bin cavesweep --target-dir target/native
-portable=target/release/cavesweep
-native=target/native/release/cavesweep
+# PORTABLE_BIN / NATIVE_BIN: use these binaries instead of building them.
+portable=${PORTABLE_BIN:-target/release/cavesweep}
+native=${NATIVE_BIN:-target/native/release/cavesweep}
+[[ -n ${PORTABLE_BIN:-} ]] || cargo build --release --bin cavesweep
+[[ -n ${NATIVE_BIN:-} ]] ||
+  RUSTFLAGS="-C target-cpu=native" cargo build --release --bin cavesweep --target-dir target/native
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -48,6 +51,13 @@ p = lambda s="": lines.append(s)
 b = {k: load(k, "bench.csv") for k in ("portable", "native")}
 s = {k: load(k, "stages.csv") for k in ("portable", "native")}
 simd = b["portable"][presets.split()[0]][0]["simd"]
+import datetime, platform, subprocess
+model = next((l.split(":", 1)[1].strip() for l in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines() if l.startswith("Model name")), "unknown CPU")
+p("# Portable build vs native build")
+p()
+p(f"Made by `SECONDS_PER={secs} ROUNDS={rounds} scripts/native_vs_portable.sh` on "
+  f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, machine: {model}, {os.cpu_count()} cores.")
+p()
 p(f"portable vs native (`-C target-cpu=native`), medians over {rounds} alternating rounds of")
 p(f"`cavesweep bench --seconds {secs}`; portable path: {simd}")
 p()
