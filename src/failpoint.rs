@@ -6,7 +6,10 @@
 //! `CAVESWEEP_FAILPOINT=NAME:enospc` to make the write guarded by `NAME` fail with "No space left
 //! on device", or `CAVESWEEP_FAILPOINT=NAME:pause` to make the process print
 //! `cavesweep: failpoint NAME: paused` on stderr and wait there until it is killed (a test then
-//! knows the process is alive at exactly that moment, e.g. holding its folder's lock). `NAME@K`
+//! knows the process is alive at exactly that moment, e.g. holding its folder's lock), or
+//! `CAVESWEEP_FAILPOINT=NAME:hold` to make it print `cavesweep: failpoint NAME: holding until
+//! stopped` and wait there until it is asked to stop (SIGTERM, Ctrl-C), then carry on as a run
+//! stopped at that moment would (used to requeue a Slurm task mid-sweep). `NAME@K`
 //! fires on the K-th time the point is reached (1-based), so "die at the third checkpoint" is
 //! expressible. Unset (the normal case), a failpoint costs one
 //! load of a `OnceLock`.
@@ -23,6 +26,7 @@ enum Action {
     Kill,
     Enospc,
     Pause,
+    Hold,
 }
 
 struct Config {
@@ -41,6 +45,8 @@ fn config() -> Option<&'static Config> {
                 (s.to_string(), Action::Enospc)
             } else if let Some(s) = spec.strip_suffix(":pause") {
                 (s.to_string(), Action::Pause)
+            } else if let Some(s) = spec.strip_suffix(":hold") {
+                (s.to_string(), Action::Hold)
             } else {
                 (spec, Action::Kill)
             };
@@ -86,19 +92,35 @@ fn die_or_pause(c: &Config) {
 /// Die (or pause) here if the failpoint `name` is set to fire now.
 pub fn kill(name: &str) {
     if let Some(c) = fires(name)
-        && c.action != Action::Enospc
+        && matches!(c.action, Action::Kill | Action::Pause)
     {
         die_or_pause(c);
+    }
+}
+
+/// Die, pause, or (`:hold`) wait until `stop` is raised, if failpoint `name` fires now.
+pub fn hold(name: &str, stop: &std::sync::atomic::AtomicBool) {
+    let Some(c) = fires(name) else { return };
+    match c.action {
+        Action::Kill | Action::Pause => die_or_pause(c),
+        Action::Hold => {
+            eprintln!("cavesweep: failpoint {}: holding until stopped", c.name);
+            while !stop.load(Ordering::SeqCst) {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        }
+        Action::Enospc => {}
     }
 }
 
 /// Die (or pause) here, or return the "disk full" error, if failpoint `name` fires now.
 pub fn io(name: &str) -> std::io::Result<()> {
     if let Some(c) = fires(name) {
-        if c.action == Action::Enospc {
-            return Err(std::io::Error::from_raw_os_error(libc::ENOSPC));
+        match c.action {
+            Action::Enospc => return Err(std::io::Error::from_raw_os_error(libc::ENOSPC)),
+            Action::Kill | Action::Pause => die_or_pause(c),
+            Action::Hold => {}
         }
-        die_or_pause(c);
     }
     Ok(())
 }

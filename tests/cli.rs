@@ -2,69 +2,17 @@
 //! line, non-zero exit, never a panic), determinism across threads, shards + merge, resume after
 //! a kill, and the statistics checked against a direct computation from `seeds.csv`.
 
+mod common;
+
+use common::{assert_same_outputs as assert_same_dirs, bin, run, stderr, stdout};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cavesweep"))
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("binary runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// A fresh scratch folder under the target dir.
+/// A fresh scratch folder under the target dir, named for this test binary.
 fn scratch(name: &str) -> PathBuf {
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{name}"));
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn read_dir_files(d: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut v: Vec<(String, Vec<u8>)> = fs::read_dir(d)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_file())
-        // The store and lock are the folder's private state (their bytes depend on timing);
-        // the promise of byte-identity is about the output files.
-        .filter(|p| {
-            let n = p.file_name().unwrap().to_string_lossy();
-            !n.starts_with("cavesweep.")
-        })
-        .map(|p| {
-            (
-                p.file_name().unwrap().to_string_lossy().into_owned(),
-                fs::read(&p).unwrap(),
-            )
-        })
-        .collect();
-    v.sort();
-    v
-}
-
-fn assert_same_dirs(a: &Path, b: &Path) {
-    let (fa, fb) = (read_dir_files(a), read_dir_files(b));
-    let names = |f: &[(String, Vec<u8>)]| f.iter().map(|x| x.0.clone()).collect::<Vec<_>>();
-    assert_eq!(names(&fa), names(&fb));
-    for ((n, x), (_, y)) in fa.iter().zip(&fb) {
-        assert!(
-            x == y,
-            "{n} differs between {} and {}",
-            a.display(),
-            b.display()
-        );
-    }
+    common::scratch(&format!("cli-{name}"))
 }
 
 /// Bad input: exit code 1 (or clap's 2), exactly one line on stderr, no panic.
@@ -190,11 +138,13 @@ fn bad_input_gives_one_line_errors() {
         &["run", "--set", "rng=numpy", "--preset", "nethack-mines"],
         "rng:",
     );
-    assert_clean_error(
-        &["run", "--recipe", "/nonexistent/r.toml"],
-        "cannot read recipe",
-    );
-    assert_clean_error(&["run", "--png", "/nonexistent/dir/x.png"], "cannot write");
+    // Paths under a regular file can never exist (an absolute /nonexistent/... could be made by
+    // another program running as root on the same machine).
+    let blocker = scratch("blocker").join("file");
+    fs::write(&blocker, "not a folder").unwrap();
+    let under = |name: &str| blocker.join(name).to_str().unwrap().to_owned();
+    assert_clean_error(&["run", "--recipe", &under("r.toml")], "cannot read recipe");
+    assert_clean_error(&["run", "--png", &under("x.png")], "cannot write");
     assert_clean_error(&["run", "--metrics", "speed"], "unknown metric");
     assert_clean_error(&["presets", "nope"], "unknown preset");
     assert_clean_error(&["reproduce", "book"], "unknown experiment");

@@ -447,6 +447,36 @@ fn wait_rss(child: std::process::Child) -> (std::process::ExitStatus, u64) {
     )
 }
 
+/// Send SIGINT every 100 ms until `child` exits (a minute at most, then SIGKILL); its exit
+/// status and peak RSS in kB.
+fn interrupt_until_exit(child: std::process::Child) -> (std::process::ExitStatus, u64) {
+    let pid = child.id() as libc::pid_t;
+    let t0 = std::time::Instant::now();
+    loop {
+        let mut status = 0;
+        // SAFETY: an all-zero rusage is valid; wait4 fills it for our own child.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: `pid` is our child, not yet reaped (std's Child is forgotten below).
+        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        if r == pid {
+            std::mem::forget(child);
+            return (
+                std::process::ExitStatus::from_raw(status),
+                usage.ru_maxrss as u64,
+            );
+        }
+        assert_eq!(r, 0, "wait4 failed");
+        let sig = if t0.elapsed() > std::time::Duration::from_secs(60) {
+            libc::SIGKILL
+        } else {
+            libc::SIGINT
+        };
+        // SAFETY: signalling our own, not yet reaped child.
+        unsafe { libc::kill(pid, sig) };
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
 #[test]
 fn huge_seed_ranges_start_checkpoint_and_stop_with_flat_memory() {
     let d = scratch("store-huge");
@@ -475,16 +505,9 @@ fn huge_seed_ranges_start_checkpoint_and_stop_with_flat_memory() {
         err.read_line(&mut line).unwrap();
         assert!(line.contains("paused"), "{range}: {line}");
         assert!(out.join("manifest.json").exists());
-        Command::new("kill")
-            .args(["-INT", &child.id().to_string()])
-            .status()
-            .unwrap();
-        // The failpoint's thread sleeps: the second signal exits at once (exit 130).
-        Command::new("kill")
-            .args(["-INT", &child.id().to_string()])
-            .status()
-            .unwrap();
-        let (status, rss_kb) = wait_rss(child);
+        // The failpoint's thread sleeps: the first Ctrl-C asks it to stop, the second exits at
+        // once (exit 130). Signals sent back to back can merge into one, so keep signalling.
+        let (status, rss_kb) = interrupt_until_exit(child);
         assert_eq!(status.code(), Some(130), "{range}");
         assert!(rss_kb < 256 * 1024, "{range}: peak RSS {rss_kb} kB");
         // Resumable: the store holds the checkpoint.
@@ -637,4 +660,65 @@ fn absurd_thread_counts_and_interrupted_first_milliseconds() {
     assert!(o.status.success(), "{}", stderr(&o));
     no_temporaries(&out);
     assert_same_outputs(&reference(&d), &out);
+}
+
+#[test]
+fn a_running_sweep_shows_its_finished_points_as_they_will_be_written() {
+    let d = scratch("store-provisional");
+    let args = [
+        "sweep",
+        "--vary",
+        "fill=0.40:0.50:0.01",
+        "--seeds",
+        "0..300",
+        "--metrics",
+        "floor_fraction,components",
+        "--threads",
+        "1",
+    ];
+    let out = d.join("o");
+    // Stopped after its second checkpoint, with some points finished and none final.
+    let o = bin()
+        .args(args)
+        .arg("--out")
+        .arg(&out)
+        .env("CAVESWEEP_FAILPOINT", "checkpoint@2")
+        .output()
+        .unwrap();
+    assert!(killed(&o));
+    assert!(!out.join("summary.csv").exists());
+    let p = cavesweep::sweep::state::provisional(&out).unwrap();
+    assert_eq!(p.points, 11);
+    assert!(p.points_done >= 1, "{}", p.points_done);
+    // `report` on the interrupted folder shows the finished points (and says it is partial).
+    let rep = d.join("rep");
+    let o = bin()
+        .args(["report"])
+        .arg(&out)
+        .arg("--out")
+        .arg(&rep)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = fs::read_to_string(rep.join("index.html")).unwrap();
+    assert!(html.contains("img/heat-wall-fraction.png") || html.contains("img/trajectory.png"));
+    let o = bin().args(args).arg("--out").arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Every provisional row is the final file's row for that point, byte for byte.
+    for (rows, name) in [
+        (&p.summary, "summary.csv"),
+        (&p.trajectory, "trajectory.csv"),
+        (&p.components, "components.csv"),
+    ] {
+        let final_text = fs::read_to_string(out.join(name)).unwrap();
+        let text = String::from_utf8(rows.clone()).unwrap();
+        assert!(text.lines().count() > 1, "{name}");
+        for line in text.lines() {
+            assert!(final_text.lines().any(|l| l == line), "{name}: {line}");
+        }
+    }
+    assert_eq!(
+        p.summary.iter().filter(|&&b| b == b'\n').count(),
+        1 + p.points_done
+    );
 }

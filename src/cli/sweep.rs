@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use anyhow::{Result, bail};
 use cavesweep::measure::{Gate, MetricSet};
-use cavesweep::sweep::{self, Outcome, PerSeed, Plan, RunOptions, Shard, SweepSpec, vary::Vary};
+use cavesweep::sweep::shard::{ShardArg, Shards};
+use cavesweep::sweep::{self, Outcome, PerSeed, Plan, RunOptions, SweepSpec, vary::Vary};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -30,7 +31,8 @@ pub struct SweepArgs {
     /// Metrics to compute and report (comma list or `all`; the gate's metrics are added).
     #[arg(long, default_value = "all")]
     metrics: MetricSet,
-    /// Output folder (resumed if it holds the same sweep).
+    /// Output folder (resumed if it holds the same sweep). With --shard, `{shard}` in it is
+    /// replaced by each shard's number K (needed when several shards run, or with `auto`).
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
     /// Worker threads (default: all cores). Results do not depend on it.
@@ -39,9 +41,12 @@ pub struct SweepArgs {
     /// Which caves get a row in seeds.csv: all, kept (passed the gate) or none.
     #[arg(long, default_value = "kept", value_name = "all|kept|none")]
     per_seed: PerSeed,
-    /// Run shard K of N (1-based); combine the shard folders with `cavesweep merge`.
-    #[arg(long, value_name = "K/N")]
-    shard: Option<Shard>,
+    /// Run shard K of N (1-based), several (`3,7,11/16`, `1-4/16`: one after another, each in
+    /// its own folder), or `auto`/`auto/N`: from a Slurm job array (SLURM_ARRAY_TASK_*) or a
+    /// Kubernetes Indexed Job (JOB_COMPLETION_INDEX), N shards dealt over the tasks (default:
+    /// one per task). Combine the shard folders with `cavesweep merge`.
+    #[arg(long, value_name = "K/N|auto[/N]")]
+    shard: Option<ShardArg>,
     /// Seeds per chunk, the unit of work and of checkpointing (default: from the seed count).
     #[arg(long)]
     chunk: Option<u64>,
@@ -53,8 +58,12 @@ pub struct SweepArgs {
 #[derive(Args)]
 pub struct MergeArgs {
     /// Shard output folders (from `sweep --shard K/N`).
-    #[arg(required = true)]
+    #[arg(required_unless_present = "from")]
     dirs: Vec<PathBuf>,
+    /// Merge every `shard-K` folder in DIR (what `--out DIR/shard-{shard}` writes); for splits
+    /// too large for a command line. May be combined with folders given one by one.
+    #[arg(long, value_name = "DIR")]
+    from: Option<PathBuf>,
     /// Folder for the merged files (new, empty, or an unfinished merge of the same shards).
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
@@ -144,17 +153,59 @@ pub fn main(a: SweepArgs) -> Result<()> {
         per_seed: a.per_seed,
         chunk: a.chunk,
     })?;
+    let shards = match &a.shard {
+        None => Shards::whole(),
+        Some(arg) => Shards::resolve(arg, &|v| std::env::var(v).ok())?,
+    };
+    shards.check_out(&a.out, a.shard.as_ref())?;
+    shards.check_plan(&plan)?;
     let stop = stop_on_signals();
     let command = recorded_command();
-    let opts = RunOptions {
-        shard: a.shard.unwrap_or(Shard::WHOLE),
-        threads,
-        force: a.force,
-        command: &command,
-        stop: &stop,
-    };
+    let several = shards.len() > 1;
+    if several {
+        eprintln!(
+            "running {} shards ({shards}) one after another",
+            shards.len()
+        );
+    }
+    for shard in shards.iter() {
+        let out = shards.dir(&a.out, shard);
+        let label = if several {
+            format!("shard {shard}: ")
+        } else {
+            String::new()
+        };
+        let opts = RunOptions {
+            shard,
+            threads,
+            force: a.force,
+            command: &command,
+            stop: &stop,
+        };
+        let outcome = run_shard(&plan, &out, &opts, &label).map_err(|e| {
+            if several {
+                e.context(format!("shard {shard}"))
+            } else {
+                e
+            }
+        })?;
+        if outcome == Outcome::Interrupted {
+            std::process::exit(130);
+        }
+    }
+    Ok(())
+}
+
+/// Run (or resume, or verify) one shard's folder and print its report line (after `label`).
+fn run_shard(
+    plan: &Plan,
+    out: &std::path::Path,
+    opts: &RunOptions,
+    label: &str,
+) -> Result<Outcome> {
+    let threads = opts.threads;
     let mut bar: Option<ProgressBar> = None;
-    let report = sweep::run(&plan, &a.out, &opts, &mut |done, total| {
+    let report = sweep::run(plan, out, opts, &mut |done, total| {
         let pb = bar.get_or_insert_with(|| progress_bar(total));
         pb.set_position(done);
         pb.set_message(format!("{:.0}/s", pb.per_sec()));
@@ -163,7 +214,7 @@ pub fn main(a: SweepArgs) -> Result<()> {
         pb.finish_and_clear();
     }
     for r in &report.repairs {
-        eprintln!("cavesweep: repaired: {r}");
+        eprintln!("cavesweep: {label}repaired: {r}");
     }
     let secs = report.elapsed.as_secs_f64();
     let rate = report.seeds_run as f64 / secs.max(1e-9);
@@ -171,18 +222,17 @@ pub fn main(a: SweepArgs) -> Result<()> {
     match report.outcome {
         Outcome::Complete if report.verified => {
             eprintln!(
-                "already complete: {} caves ({} grid points x {} seeds), files verified against their records, pass rate {:.2}% -> {}",
+                "{label}already complete: {} caves ({} grid points x {} seeds), files verified against their records, pass rate {:.2}% -> {}",
                 report.seeds_done,
                 plan.n_points(),
                 plan.n_seeds(),
                 pass * 100.0,
-                a.out.display()
+                out.display()
             );
-            Ok(())
         }
         Outcome::Complete => {
             eprintln!(
-                "swept {} caves ({} grid points x {} seeds{}) in {secs:.2} s: {rate:.0} caves/s on {threads} threads, pass rate {:.2}% -> {}",
+                "{label}swept {} caves ({} grid points x {} seeds{}) in {secs:.2} s: {rate:.0} caves/s on {threads} threads, pass rate {:.2}% -> {}",
                 report.seeds_done,
                 plan.n_points(),
                 plan.n_seeds(),
@@ -192,25 +242,28 @@ pub fn main(a: SweepArgs) -> Result<()> {
                     String::new()
                 },
                 pass * 100.0,
-                a.out.display()
+                out.display()
             );
-            Ok(())
         }
         Outcome::Interrupted => {
             eprintln!(
-                "interrupted after {} of {} caves ({rate:.0} caves/s); progress saved in {}: rerun the same command to resume",
+                "{label}interrupted after {} of {} caves ({rate:.0} caves/s); progress saved in {}: rerun the same command to resume",
                 report.seeds_done,
                 report.seeds_total,
-                a.out.display()
+                out.display()
             );
-            std::process::exit(130);
         }
     }
+    Ok(report.outcome)
 }
 
 pub fn merge(a: MergeArgs) -> Result<()> {
     let mut bar: Option<ProgressBar> = None;
-    let report = cavesweep::sweep::merge::merge(&a.dirs, &a.out, a.force, &mut |done, total| {
+    let mut dirs = a.dirs;
+    if let Some(from) = &a.from {
+        dirs.extend(cavesweep::sweep::merge::shard_folders(from)?);
+    }
+    let report = cavesweep::sweep::merge::merge(&dirs, &a.out, a.force, &mut |done, total| {
         let pb = bar.get_or_insert_with(|| progress_bar(total));
         pb.set_position(done);
     })?;

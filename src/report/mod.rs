@@ -442,7 +442,7 @@ fn notice(s: &Sweep) -> Option<String> {
         )
     };
     Some(format!(
-        "The sweep is not finished: {chunks}{caves} were done when manifest.json was last written. {shows} Rerun the sweep's command to resume it, then `cavesweep report` again."
+        "The sweep is not finished: {chunks}{caves} are recorded as done. {shows} Rerun the sweep's command to resume it, then `cavesweep report` again."
     ))
 }
 

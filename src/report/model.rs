@@ -246,7 +246,21 @@ pub fn load(dir: &Path) -> Result<Sweep, ReportError> {
     })?;
     let mut sweep = from_manifest(dir, &m)
         .map_err(|e| ReportError::Input(format!("{}: {e}", manifest_path.display())))?;
-    read_csvs(&mut sweep)?;
+    if dir.join("summary.csv").exists() || !dir.join(crate::store::DB_FILE).exists() {
+        read_csvs(&mut sweep, dir)?;
+    } else {
+        // Still running (or interrupted): the finished points' rows, read from the store.
+        let (tables, (chunks_done, chunks_total, seeds_done)) = provisional_tables(dir)?;
+        // The store is fresher than the manifest, which is written at checkpoints.
+        sweep.progress.chunks_done = Some(chunks_done);
+        sweep.progress.chunks_total = Some(chunks_total);
+        sweep.progress.seeds_done = Some(seeds_done);
+        let result = read_csvs(&mut sweep, &tables);
+        let _ = fs::remove_dir_all(&tables);
+        result?;
+        // Only files really in the sweep folder are listed as its files.
+        sweep.found.retain(|f| dir.join(f).exists());
+    }
     Ok(sweep)
 }
 
@@ -447,7 +461,22 @@ fn for_rows(
     }
 }
 
-fn read_csvs(s: &mut Sweep) -> Result<(), ReportError> {
+/// Write the provisional tables of a running sweep into a scratch folder (removed by the caller).
+fn provisional_tables(dir: &Path) -> Result<(PathBuf, (u64, u64, u64)), ReportError> {
+    let p = crate::sweep::state::provisional(dir).map_err(|e| ReportError::Input(e.to_string()))?;
+    let tmp = std::env::temp_dir().join(format!("cavesweep-report-{}", std::process::id()));
+    let write = || -> std::io::Result<()> {
+        fs::create_dir_all(&tmp)?;
+        fs::write(tmp.join("summary.csv"), &p.summary)?;
+        fs::write(tmp.join("trajectory.csv"), &p.trajectory)?;
+        fs::write(tmp.join("components.csv"), &p.components)
+    };
+    write().map_err(|e| ReportError::Input(format!("cannot write {}: {e}", tmp.display())))?;
+    Ok((tmp, (p.chunks_done, p.chunks_total, p.seeds_done)))
+}
+
+/// Read the CSV files in `tables` (the sweep folder, or the provisional tables of a running one).
+fn read_csvs(s: &mut Sweep, tables: &Path) -> Result<(), ReportError> {
     let index: HashMap<Vec<String>, usize> = s
         .points
         .iter()
@@ -455,7 +484,7 @@ fn read_csvs(s: &mut Sweep) -> Result<(), ReportError> {
         .map(|(i, p)| (p.params.clone(), i))
         .collect();
     let np = s.axes.len();
-    if let Some(mut t) = Table::open(s.dir.join("summary.csv"))? {
+    if let Some(mut t) = Table::open(tables.join("summary.csv"))? {
         t.check_params(&s.axes)?;
         s.found.push("summary.csv");
         let seeds = t.col("seeds")?;
@@ -527,7 +556,7 @@ fn read_csvs(s: &mut Sweep) -> Result<(), ReportError> {
             Ok(())
         })?;
     }
-    if let Some(mut t) = Table::open(s.dir.join("trajectory.csv"))? {
+    if let Some(mut t) = Table::open(tables.join("trajectory.csv"))? {
         t.check_params(&s.axes)?;
         s.found.push("trajectory.csv");
         let step = t.col("step")?;
@@ -546,7 +575,7 @@ fn read_csvs(s: &mut Sweep) -> Result<(), ReportError> {
             Ok(())
         })?;
     }
-    if let Some(mut t) = Table::open(s.dir.join("components.csv"))? {
+    if let Some(mut t) = Table::open(tables.join("components.csv"))? {
         t.check_params(&s.axes)?;
         s.found.push("components.csv");
         let (k, n) = (t.col("components")?, t.col("caves")?);

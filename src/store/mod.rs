@@ -126,7 +126,8 @@ pub struct Store {
     dir: PathBuf,
     conn: Connection,
     fresh: bool,
-    _lock: FolderLock,
+    /// The folder's lock: exclusive for a writer, shared for a merge input, none for a snapshot.
+    _lock: Option<FolderLock>,
 }
 
 /// How the names in an output folder relate to us.
@@ -280,7 +281,7 @@ impl Store {
             dir: dir.to_path_buf(),
             conn,
             fresh: false,
-            _lock: lock,
+            _lock: Some(lock),
         };
         store.identify(id)?;
         store.record_run()?;
@@ -382,6 +383,17 @@ impl Store {
     /// can start in it meanwhile, and never writes. Refuses a folder whose last transaction was
     /// interrupted (its journal would have to be rolled back, which is a write).
     pub fn open_input(dir: &Path) -> Result<Store, StoreError> {
+        Self::open_read(dir, true)
+    }
+
+    /// Open a folder's store for reading while another process may be writing it (a report of
+    /// a running sweep): no lock is taken (SQLite's own read lock keeps each query consistent
+    /// with the last committed checkpoint), nothing is written.
+    pub fn open_snapshot(dir: &Path) -> Result<Store, StoreError> {
+        Self::open_read(dir, false)
+    }
+
+    fn open_read(dir: &Path, locked: bool) -> Result<Store, StoreError> {
         let db = dir.join(DB_FILE);
         if !db.is_file() {
             return Err(err(format!(
@@ -389,10 +401,14 @@ impl Store {
                 dir.display()
             )));
         }
-        let lock = FolderLock::acquire_shared(dir)?;
+        let lock = if locked {
+            Some(FolderLock::acquire_shared(dir)?)
+        } else {
+            None
+        };
         for side in DB_SIDE {
             let p = dir.join(format!("{DB_FILE}{side}"));
-            if p.metadata().is_ok_and(|m| m.len() > 0) {
+            if locked && p.metadata().is_ok_and(|m| m.len() > 0) {
                 return Err(err(format!(
                     "{} was interrupted in the middle of a write ({} exists): rerun its command to finish it first",
                     dir.display(),

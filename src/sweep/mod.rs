@@ -8,6 +8,7 @@
 //! - [`engine`]: runs one chunk (generate, measure, gate, record);
 //! - [`state`]: the sweep's records in the output folder's store ([`crate::store`]): open grid
 //!   points, checkpoints, verified resume, the final files;
+//! - [`shard`]: which shards a process runs (`--shard K/N`, lists, `auto` from a scheduler);
 //! - [`merge`]: shard folders into one;
 //! - [`output`]: the CSV rows;
 //! - [`bench`]: what the machinery costs on grids (`cavesweep bench --grid`).
@@ -16,6 +17,7 @@ pub mod bench;
 pub mod engine;
 pub mod merge;
 pub mod output;
+pub mod shard;
 pub mod state;
 pub mod stats;
 pub mod vary;
@@ -40,7 +42,9 @@ pub enum SweepError {
         "--seeds {0:?}: expected A..B (half-open: 0..200 is 200 seeds) or A..=B, with A < B <= 18446744073709551615"
     )]
     Seeds(String),
-    #[error("--shard {0:?}: expected K/N with 1 <= K <= N")]
+    #[error(
+        "--shard {0:?}: expected K/N with 1 <= K <= N, a list of K like 3,7,11/16 or 1-4/16, auto or auto/N"
+    )]
     Shard(String),
     #[error("--per-seed {0:?}: expected all, kept or none")]
     PerSeed(String),

@@ -512,6 +512,7 @@ impl<'p> SweepState<'p> {
                 |w, id| engine::run_chunk(plan, id, w, stop, false),
                 |r| {
                     self.add(r)?;
+                    failpoint::hold("chunk-done", stop);
                     progress(self.seeds_done, self.seeds_total);
                     Ok::<_, SweepError>(ControlFlow::Continue(()))
                 },
@@ -608,16 +609,7 @@ impl<'p> SweepState<'p> {
             }
         };
         if let Some(stats) = closed {
-            self.pending_closed.push(PointRecord {
-                point: p as u64,
-                closed: true,
-                seeds: stats.seeds,
-                passed: stats.passed,
-                done: Vec::new(),
-                stats: stats.encode(),
-            });
-            self.complete[p] = true;
-            self.n_complete += 1;
+            self.close_point(p, &stats);
         }
         if r.n_rows > 0 {
             self.pending_row_bytes += r.rows.len();
@@ -909,6 +901,13 @@ impl<'p> SweepState<'p> {
         self.chunks_done += self.share.owned(p);
         self.seeds_done += stats.seeds;
         self.passed += stats.passed;
+        self.close_point(p, &stats);
+        self.dirty = true;
+        self.checkpoint(false)
+    }
+
+    /// Mark grid point `p` complete and queue its closed record for the next commit.
+    fn close_point(&mut self, p: usize, stats: &PointStats) {
         self.pending_closed.push(PointRecord {
             point: p as u64,
             closed: true,
@@ -919,8 +918,6 @@ impl<'p> SweepState<'p> {
         });
         self.complete[p] = true;
         self.n_complete += 1;
-        self.dirty = true;
-        self.checkpoint(false)
     }
 
     /// Take the seed rows of chunk `chunk`.
@@ -990,4 +987,86 @@ impl<'p> SweepState<'p> {
         )?;
         out.finish().map_err(|e| self.io_err("seeds.csv", e))
     }
+}
+
+/// The finished grid points of a sweep folder that is still running (or was interrupted), as
+/// the CSV files it will write when done: `summary.csv`, `trajectory.csv` and `components.csv`
+/// rows of the points whose every chunk is done (in this folder's shard), read from the store
+/// without locking it.
+pub struct Provisional {
+    pub summary: Vec<u8>,
+    pub trajectory: Vec<u8>,
+    pub components: Vec<u8>,
+    /// Grid points with rows, and in all.
+    pub points_done: usize,
+    pub points: usize,
+    /// Chunks recorded in the store (closed points' and open points' done ones), and in all:
+    /// fresher than the manifest's progress, which is written at checkpoints.
+    pub chunks_done: u64,
+    pub chunks_total: u64,
+    /// Caves counted in the store's point records.
+    pub seeds_done: u64,
+}
+
+/// Read [`Provisional`] tables from `dir`'s store (see there).
+pub fn provisional(dir: &Path) -> Result<Provisional, SweepError> {
+    let store = Store::open_snapshot(dir)?;
+    let meta = |k: &str| -> Result<String, SweepError> {
+        store
+            .meta(k)?
+            .ok_or_else(|| store_err(format!("{}: the store has no {k:?}", dir.display())))
+    };
+    if meta("kind")? != "sweep" {
+        return Err(store_err(format!(
+            "{} does not hold a sweep",
+            dir.display()
+        )));
+    }
+    let fp: serde_json::Value = serde_json::from_str(&meta("fingerprint")?).map_err(|e| {
+        store_err(format!(
+            "{}: unreadable sweep definition ({e})",
+            dir.display()
+        ))
+    })?;
+    let plan = Plan::from_fingerprint(&fp)?;
+    let shard: Shard = meta("shard")?.parse()?;
+    let share = Share { plan: &plan, shard };
+    let mut out = Provisional {
+        summary: output::summary_header(&plan),
+        trajectory: output::trajectory_header(&plan),
+        components: output::components_header(&plan),
+        points_done: 0,
+        points: plan.n_points(),
+        chunks_done: 0,
+        chunks_total: (0..plan.n_points()).map(|p| share.owned(p)).sum(),
+        seeds_done: 0,
+    };
+    store.points(|r| -> Result<(), SweepError> {
+        // A record being rewritten or damaged is simply not shown yet.
+        let Ok(rec) = r else { return Ok(()) };
+        let p = rec.point as usize;
+        if p >= plan.n_points() {
+            return Ok(());
+        }
+        out.seeds_done += rec.seeds;
+        if !rec.closed {
+            out.chunks_done += rec
+                .done
+                .iter()
+                .map(|(a, b)| b.saturating_sub(*a))
+                .sum::<u64>();
+            return Ok(());
+        }
+        let Ok(st) = PointStats::decode(&rec.stats, plan.shape(p), share.point_seeds(p)) else {
+            return Ok(());
+        };
+        let params = plan.params(p);
+        output::summary_row(&mut out.summary, &plan, &params, &st);
+        output::trajectory_rows(&mut out.trajectory, &params, &st);
+        output::components_rows(&mut out.components, &params, &st);
+        out.points_done += 1;
+        out.chunks_done += share.owned(p);
+        Ok(())
+    })?;
+    Ok(out)
 }
