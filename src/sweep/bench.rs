@@ -189,3 +189,18 @@ pub fn bench_grid(
     }
     Ok(out)
 }
+
+/// The grid cases of [`bench_grid`] with about `caves` caves each, in order: one point, 1,025
+/// and 100,000 points of matched work, the natural fill x steps grid. For `benches/sweep.rs`.
+pub fn cases(caves: u64, metrics: MetricSet) -> Result<Vec<(&'static str, Plan)>, SweepError> {
+    [&SINGLE, &MATCHED_1K, &MATCHED_100K, &NATURAL]
+        .into_iter()
+        .map(|c| Ok((c.name, plan(c, (caves / c.points).max(1), metrics)?)))
+        .collect()
+}
+
+/// One whole sweep of `plan` into `scratch` (emptied before and after), as `cavesweep sweep`
+/// runs it: the store, the statistics and the CSV files included.
+pub fn sweep_once(plan: &Plan, threads: usize, scratch: &PathBuf) -> Result<(), SweepError> {
+    sweep_rate(plan, threads, scratch).map(|_| ())
+}
