@@ -7,10 +7,11 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use cavesweep::grid::Grid;
-use cavesweep::kernel::inplace::{InplaceScratch, step_inplace, transpose};
-use cavesweep::kernel::tworadius::step_two_radius;
+use cavesweep::kernel::inplace::{InplaceScratch, step, transpose};
+use cavesweep::kernel::tworadius;
 use cavesweep::oracle::ByteGrid;
 use cavesweep::rule::{Border, Outside, Pass, Rule, Update};
+use cavesweep::simd::Simd;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 /// A deterministic ~45% wall grid (xorshift), so every run measures the same input.
@@ -46,7 +47,14 @@ fn inplace(c: &mut Criterion) {
         group.bench_function(format!("fast_{name}"), |b| {
             b.iter(|| {
                 g.copy_from(&start);
-                step_inplace(&mut g, &mut scratch, rule, Outside::Wall, order);
+                step(
+                    Simd::active(),
+                    &mut g,
+                    &mut scratch,
+                    rule,
+                    Outside::Wall,
+                    order,
+                );
                 black_box(&g);
             })
         });
@@ -93,7 +101,14 @@ fn two_radius(c: &mut Criterion) {
             .throughput(Throughput::Elements((rows * cols) as u64));
         group.bench_function("fast", |b| {
             b.iter(|| {
-                step_two_radius(&mut src, &mut dst, 5, Some(2), Outside::Floor);
+                tworadius::step(
+                    Simd::active(),
+                    &mut src,
+                    &mut dst,
+                    5,
+                    Some(2),
+                    Outside::Floor,
+                );
                 black_box(&dst);
             })
         });

@@ -1,15 +1,23 @@
-//! Criterion benches of the sync step kernel against the scalar oracle, reported as cell
-//! updates per second (`Throughput::Elements` = cells per step).
+//! Criterion benches of the sync step kernel on every SIMD path this CPU runs, against the
+//! scalar oracle, reported as cell updates per second (`Throughput::Elements` = cells stepped).
 //!
-//! `cargo bench --bench kernels`; figures and their reading are in `results/kernels.md`.
+//! - `sync_<shape>/<path>/row`: one grid, lanes across the words of a row;
+//! - `sync_<shape>/<path>/lanes`: one cave per lane (8 with AVX-512), per step of the batch;
+//! - `chapter_4_steps_per_cave/<path>/{row,lanes}`: the chapter's whole smoothing, per cave;
+//! - `.../oracle`: the byte-per-cell reference.
+//!
+//! `cargo bench --bench kernels`; `scripts/kernels_report.py` turns the estimates into
+//! `results/kernels.md`.
 
 use std::hint::black_box;
 use std::time::Duration;
 
 use cavesweep::grid::Grid;
-use cavesweep::kernel::{self, Stepper, sync::Batch4};
+use cavesweep::kernel::Stepper;
+use cavesweep::kernel::batch::Lanes;
 use cavesweep::oracle::ByteGrid;
 use cavesweep::rule::{Border, Outside, Pass, Rule};
+use cavesweep::simd::Simd;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -28,22 +36,38 @@ fn noise(rows: usize, cols: usize, seed: u64) -> Grid {
 fn sync_steps(c: &mut Criterion) {
     let pass = Pass::sync(Rule::chapter_strict(), Outside::Floor, Border::Solid);
     for (rows, cols) in [(90, 140), (1024, 1024)] {
-        let mut group = c.benchmark_group(format!("sync_B5678_S5678_{rows}x{cols}"));
+        let mut group = c.benchmark_group(format!("sync_{rows}x{cols}"));
         group
-            .throughput(Throughput::Elements((rows * cols) as u64))
-            .warm_up_time(Duration::from_millis(500))
-            .measurement_time(Duration::from_secs(2))
-            .sample_size(30);
+            .warm_up_time(Duration::from_millis(300))
+            .measurement_time(Duration::from_secs(1))
+            .sample_size(20);
         let start = noise(rows, cols, 1);
-        let mut g = start.clone();
-        let mut stepper = Stepper::new();
-        group.bench_function("fast", |b| {
-            b.iter(|| {
-                // A step of noise: re-seed now and then so the grid does not go static.
-                g.copy_from(&start);
-                stepper.step(black_box(&mut g), &pass);
-            })
-        });
+        for simd in Simd::available() {
+            group.throughput(Throughput::Elements((rows * cols) as u64));
+            let mut g = start.clone();
+            let mut stepper = Stepper::with_simd(simd);
+            group.bench_function(format!("{simd}/row"), |b| {
+                b.iter(|| {
+                    // A step of noise: re-seed each time so the grid does not go static.
+                    g.copy_from(&start);
+                    stepper.step(black_box(&mut g), &pass);
+                })
+            });
+            let mut lanes = Lanes::new(simd, rows, cols);
+            let grids: Vec<Grid> = (0..lanes.lanes())
+                .map(|k| noise(rows, cols, 10 + k as u64))
+                .collect();
+            lanes.load(&grids);
+            group.throughput(Throughput::Elements((lanes.lanes() * rows * cols) as u64));
+            group.bench_function(format!("{simd}/lanes"), |b| {
+                b.iter(|| {
+                    // Steps keep going from the last state: cheaper than reloading, and the
+                    // kernel's work does not depend on the contents.
+                    black_box(lanes.run_pass(&pass));
+                })
+            });
+        }
+        group.throughput(Throughput::Elements((rows * cols) as u64));
         let mut bg = ByteGrid::from_grid(&start);
         let bstart = bg.clone();
         group.bench_function("oracle", |b| {
@@ -52,51 +76,40 @@ fn sync_steps(c: &mut Criterion) {
                 bg.step(black_box(&pass));
             })
         });
-        // Four grids in lock-step, one per u64 lane; throughput counts all four.
-        let grids: Vec<Grid> = (0..4).map(|k| noise(rows, cols, 10 + k)).collect();
-        let mut batch = Batch4::like(&start);
-        let mut tmp = Batch4::like(&start);
-        group.throughput(Throughput::Elements((4 * rows * cols) as u64));
-        group.bench_function("batch4", |b| {
-            b.iter(|| {
-                batch.load([&grids[0], &grids[1], &grids[2], &grids[3]]);
-                kernel::run_pass_batch(black_box(&mut batch), &mut tmp, &pass);
-            })
-        });
         group.finish();
     }
 }
 
-/// The chapter's whole smoothing: 4 steps of a 90x140 grid, per seed.
+/// The chapter's whole smoothing: 4 steps of a 90x140 cave, per cave.
 fn chapter_four_steps(c: &mut Criterion) {
     let pass = Pass {
         repeat: 4,
         ..Pass::sync(Rule::chapter_strict(), Outside::Floor, Border::Solid)
     };
-    let mut group = c.benchmark_group("chapter_4_steps_90x140_per_seed");
+    let mut group = c.benchmark_group("chapter_4_steps_per_cave");
     group
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(2))
-        .sample_size(30);
-    let grids: Vec<Grid> = (0..4).map(|k| noise(90, 140, 20 + k)).collect();
-    let mut g = grids[0].clone();
-    let mut stepper = Stepper::new();
-    group.throughput(Throughput::Elements(1));
-    group.bench_function("single", |b| {
-        b.iter(|| {
-            g.copy_from(&grids[0]);
-            stepper.run_pass(black_box(&mut g), &pass);
-        })
-    });
-    let mut batch = Batch4::like(&grids[0]);
-    let mut tmp = Batch4::like(&grids[0]);
-    group.throughput(Throughput::Elements(4));
-    group.bench_function("batch4", |b| {
-        b.iter(|| {
-            batch.load([&grids[0], &grids[1], &grids[2], &grids[3]]);
-            kernel::run_pass_batch(black_box(&mut batch), &mut tmp, &pass);
-        })
-    });
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(1))
+        .sample_size(20);
+    let grids: Vec<Grid> = (0..8).map(|k| noise(90, 140, 20 + k)).collect();
+    for simd in Simd::available() {
+        let mut g = grids[0].clone();
+        let mut stepper = Stepper::with_simd(simd);
+        group.throughput(Throughput::Elements(1));
+        group.bench_function(format!("{simd}/row"), |b| {
+            b.iter(|| {
+                g.copy_from(&grids[0]);
+                stepper.run_pass(black_box(&mut g), &pass);
+            })
+        });
+        let mut lanes = Lanes::new(simd, 90, 140);
+        let n = lanes.lanes();
+        lanes.load(&grids[..n]);
+        group.throughput(Throughput::Elements(n as u64));
+        group.bench_function(format!("{simd}/lanes"), |b| {
+            b.iter(|| black_box(lanes.run_pass(&pass)))
+        });
+    }
     group.finish();
 }
 

@@ -35,6 +35,7 @@ use cavesweep::presets::preset;
 use cavesweep::recipe::{Fill, Point, Recipe};
 use cavesweep::rng::{RngKind, cave_rng};
 use cavesweep::rule::{Border, Outside, Pass};
+use cavesweep::simd::Simd;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use mapgen::{MapBuffer, MapFilter, filter::CellularAutomata, filter::NoiseGenerator};
 use rand08::{SeedableRng, rngs::StdRng};
@@ -136,7 +137,7 @@ impl OraclePipeline {
         let Fill::Bernoulli { p } = self.recipe.fill else {
             panic!("oracle pipeline only for Bernoulli fills");
         };
-        fill_bernoulli(&mut self.fill, p, &mut cave_rng(seed)).expect("valid p");
+        fill_bernoulli(Simd::active(), &mut self.fill, p, &mut cave_rng(seed)).expect("valid p");
         let mut g = ByteGrid::from_grid(&self.fill);
         let cells = (g.rows * g.cols) as f64;
         let mut last = g.count_walls() as f64 / cells;
@@ -165,7 +166,7 @@ fn check_same_work() {
     let mut stepper = Stepper::new();
     for seed in 0..4 {
         let mut g = Grid::new(MAPGEN_H, MAPGEN_W).unwrap();
-        fill_bernoulli(&mut g, MAPGEN_WALL_P, &mut cave_rng(seed)).unwrap();
+        fill_bernoulli(Simd::active(), &mut g, MAPGEN_WALL_P, &mut cave_rng(seed)).unwrap();
         g.solid_border();
         let mut m = MapBuffer::new(MAPGEN_W, MAPGEN_H);
         for y in 0..MAPGEN_H {
@@ -241,10 +242,12 @@ fn peers(c: &mut Criterion) {
             black_box(CellularAutomata::new().modify_map(&mut rng, m).walkables[81])
         })
     });
-    let mut generator = Generator::new(&mapgen_recipe(), metrics(&[Metric::WallFraction])).unwrap();
-    group.bench_function("cavesweep_mapgen_rule_80x50", |b| {
-        b.iter(|| black_box(generator.run(next()).unwrap().values[0]))
-    });
+    bench_caves(
+        &mut group,
+        "cavesweep_mapgen_rule_80x50",
+        &mapgen_recipe(),
+        metrics(&[Metric::WallFraction]),
+    );
 
     // cavesweep's own pipeline on the chapter's presets.
     let strict = preset("chapter-strict").unwrap();
@@ -264,10 +267,7 @@ fn peers(c: &mut Criterion) {
         ("cavesweep_classic_eval", &classic, chapter_metrics()),
     ];
     for (id, recipe, set) in runs {
-        let mut generator = Generator::new(recipe, set).unwrap();
-        group.bench_function(id, |b| {
-            b.iter(|| black_box(*generator.run(next()).unwrap().trajectory.last().unwrap()))
-        });
+        bench_caves(&mut group, id, recipe, set);
     }
 
     // Our scalar oracle pipeline on chapter-strict.
@@ -284,6 +284,35 @@ fn peers(c: &mut Criterion) {
         });
     }
     group.finish();
+}
+
+/// Time per cave of `recipe`'s pipeline measuring `set`, through [`Generator::generate`] (the
+/// batched path sweeps use: one criterion iteration is one cave of a longer range).
+fn bench_caves(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    id: &str,
+    recipe: &Recipe,
+    set: MetricSet,
+) {
+    let mut generator = Generator::new(recipe, set).unwrap();
+    let mut base = 1u64 << 40;
+    group.bench_function(id, |b| {
+        b.iter_custom(|iters| {
+            let mut v = cavesweep::measure::EMPTY_VALUES;
+            let start = std::time::Instant::now();
+            let _ = generator
+                .generate(base..base + iters, |c| {
+                    if !set.is_empty() {
+                        c.measure(&mut v);
+                    }
+                    black_box((c.trajectory.last(), &v));
+                    std::ops::ControlFlow::Continue(())
+                })
+                .unwrap();
+            base += iters;
+            start.elapsed()
+        })
+    });
 }
 
 criterion_group!(benches, peers);

@@ -27,12 +27,23 @@ fn pipeline(c: &mut Criterion) {
     for name in NAMES {
         let r = preset(name).unwrap();
         for (label, metrics) in [("five_metrics", five), ("all_metrics", MetricSet::ALL)] {
+            // Through `generate` (the batched path sweeps use): one criterion iteration is one
+            // cave of a longer range.
             let mut g = Generator::new(&r, metrics).unwrap();
             let mut seed = 0u64;
             group.bench_function(format!("{name}/{label}"), |b| {
-                b.iter(|| {
-                    seed += 1;
-                    black_box(g.run(seed).unwrap().values[0]);
+                b.iter_custom(|iters| {
+                    let mut v = cavesweep::measure::EMPTY_VALUES;
+                    let start = std::time::Instant::now();
+                    let _ = g
+                        .generate(seed..seed + iters, |c| {
+                            c.measure(&mut v);
+                            black_box(&v);
+                            std::ops::ControlFlow::Continue(())
+                        })
+                        .unwrap();
+                    seed += iters;
+                    start.elapsed()
                 })
             });
         }

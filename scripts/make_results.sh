@@ -15,6 +15,8 @@
 #   gridbench scripts/grid_results.sh (sweeps of 1,025 and 100,000-point grids) -> results/bench/grid.md
 #   search    cavesweep bench --search --repeats 3 + one search --explain -> results/bench/search.md
 #             (SKIP_BENCH=1 skips)
+#   native    NATIVE=1 only (a second full build, -C target-cpu=native): the portable binary
+#             against a native one, side by side   -> results/bench/native_vs_portable.md
 #   peers     scripts/peers.sh, if present              -> results/peers.md    (SKIP_PEERS=1 skips)
 #   python    pip install ./python into $RESULTS_WORK/python-venv, then
 #             python/benches/bench_generate.py          -> results/python.md   (SKIP_PYTHON=1 skips)
@@ -331,6 +333,9 @@ else
   stage bench do_bench
   stage gridbench bash scripts/grid_results.sh "$BIN"
   stage search do_search
+fi
+if [ "${NATIVE:-0}" = 1 ]; then
+  stage native bash scripts/native_vs_portable.sh results/bench/native_vs_portable.md
 fi
 if [ "${SKIP_PEERS:-0}" = 1 ]; then echo "== [peers] skipped (SKIP_PEERS=1)" >&2; else stage peers do_peers; fi
 if [ "${SKIP_PYTHON:-0}" = 1 ]; then echo "== [python] skipped (SKIP_PYTHON=1)" >&2; else stage python do_python; fi

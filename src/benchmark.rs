@@ -16,6 +16,7 @@ use crate::measure::{self, MeasureConfig, Measurer, MetricSet};
 use crate::oracle::ByteGrid;
 use crate::recipe::{Recipe, RecipeError};
 use crate::rng::cave_rng;
+use crate::simd::Simd;
 
 /// Median, minimum and maximum of repeated measurements.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -59,6 +60,25 @@ pub struct PresetBench {
     pub step_cells: Spread,
     /// The same with the oracle.
     pub oracle_step_cells: Spread,
+}
+
+/// Caves per call of the pipeline figures: whole batches for every lane width.
+const CHUNK: u64 = 64;
+
+/// Generate and measure the caves `base + i * CHUNK ..` through [`Generator::generate`] (the
+/// batched path sweeps use) until `budget` has passed; returns caves per second.
+fn caves_rate(g: &mut Generator, budget: Duration, base: u64) -> f64 {
+    let mut v = crate::measure::EMPTY_VALUES;
+    rate(budget, |i| {
+        let from = base + i * CHUNK;
+        let _ = g
+            .generate(from..from + CHUNK, |c| {
+                c.measure(&mut v);
+                std::hint::black_box(&v);
+                std::ops::ControlFlow::Continue(())
+            })
+            .expect("fill");
+    }) * CHUNK as f64
 }
 
 /// Run `work(i)` for `i = 0, 1, 2, ...` until `budget` has passed; returns calls per second.
@@ -117,19 +137,14 @@ pub fn bench_recipe(
     let (mut c1, mut cn, mut oc, mut sc, mut osc) = (vec![], vec![], vec![], vec![], vec![]);
     let mut seed_base = 0u64;
     for _ in 0..repeats {
-        c1.push(rate(slice, |i| {
-            generator.run(seed_base + i).expect("fill");
-        }));
+        c1.push(caves_rate(&mut generator, slice, seed_base));
         seed_base += 1 << 32;
         let per_thread: Vec<f64> = pool.install(|| {
             (0..threads)
                 .into_par_iter()
                 .map(|t| {
                     let mut g = Generator::new(recipe, metrics).expect("validated");
-                    let base = seed_base + ((t as u64) << 40);
-                    rate(slice, |i| {
-                        g.run(base + i).expect("fill");
-                    })
+                    caves_rate(&mut g, slice, seed_base + ((t as u64) << 40))
                 })
                 .collect()
         });
@@ -190,19 +205,111 @@ pub fn bench_recipe(
     })
 }
 
-/// Which SIMD instruction sets this binary was compiled to use.
+/// Microseconds per cave of each stage of the pipeline, one thread.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stages {
+    pub fill: f64,
+    pub passes: f64,
+    /// Copying caves out of SIMD lanes to their grids (0 when caves are made one at a time).
+    pub copy: f64,
+    pub post: f64,
+    pub measure: f64,
+    /// The whole pipeline, measured on its own (so not exactly the sum).
+    pub total: f64,
+}
+
+/// Time each stage of `recipe`'s pipeline on `simd`, one thread: `repeats` samples of
+/// `slice` each; each figure is the median over the samples.
+pub fn stage_times(
+    recipe: &Recipe,
+    metrics: MetricSet,
+    simd: Simd,
+    repeats: usize,
+    slice: Duration,
+) -> Result<Stages, RecipeError> {
+    let mut g = Generator::with_simd(recipe, metrics, simd)?;
+    let us = |d: Duration, n: u64| d.as_secs_f64() * 1e6 / n.max(1) as f64;
+    let (mut fill, mut passes, mut copy, mut post, mut meas, mut total) =
+        (vec![], vec![], vec![], vec![], vec![], vec![]);
+    let mut base = 0u64;
+    // Caves to measure on their own: a ring of them, so the measurer reads memory as it would.
+    let caves: Vec<Grid> = {
+        let mut v = Vec::with_capacity(64);
+        let _ = g
+            .generate(0..64, |c| {
+                v.push(c.grid.clone());
+                std::ops::ControlFlow::Continue(())
+            })
+            .expect("fill");
+        v
+    };
+    let mut m = Measurer::with_simd(simd);
+    let cfg = *g.measure_config();
+    for _ in 0..repeats {
+        g.set_timing(true);
+        let start = Instant::now();
+        let mut i = 0u64;
+        while start.elapsed() < slice {
+            let from = base + i * CHUNK;
+            let _ = g
+                .generate(from..from + CHUNK, |c| {
+                    std::hint::black_box(c.grid);
+                    std::ops::ControlFlow::Continue(())
+                })
+                .expect("fill");
+            i += 1;
+        }
+        let t = g.take_times();
+        g.set_timing(false);
+        fill.push(us(t.fill, t.caves));
+        passes.push(us(t.passes, t.caves));
+        copy.push(us(t.copy, t.caves));
+        post.push(us(t.post, t.caves));
+        let mut v = crate::measure::EMPTY_VALUES;
+        meas.push(
+            1e6 / rate(slice, |i| {
+                m.measure(&caves[i as usize % caves.len()], &cfg, &mut v);
+                std::hint::black_box(&v);
+            }),
+        );
+        total.push(1e6 / caves_rate(&mut g, slice, base + (1 << 40)));
+        base += 1 << 48;
+    }
+    Ok(Stages {
+        fill: Spread::of(fill).median,
+        passes: Spread::of(passes).median,
+        copy: Spread::of(copy).median,
+        post: Spread::of(post).median,
+        measure: Spread::of(meas).median,
+        total: Spread::of(total).median,
+    })
+}
+
+/// Caves per second of `recipe`'s whole pipeline on every SIMD path this CPU runs, one
+/// thread (median of `repeats` samples of `slice`), lowest path first.
+pub fn paths_rates(
+    recipe: &Recipe,
+    metrics: MetricSet,
+    repeats: usize,
+    slice: Duration,
+) -> Result<Vec<(Simd, f64)>, RecipeError> {
+    Simd::available()
+        .into_iter()
+        .map(|simd| {
+            let mut g = Generator::with_simd(recipe, metrics, simd)?;
+            let v: Vec<f64> = (0..repeats)
+                .map(|r| caves_rate(&mut g, slice, (r as u64) << 40))
+                .collect();
+            Ok((simd, Spread::of(v).median))
+        })
+        .collect()
+}
+
+/// The SIMD path in use and the CPU's features, for reports: e.g.
+/// `"avx512-vbmi2 (CPU: avx2 bmi2 avx512f ...)"`.
 pub fn simd_path() -> String {
-    let mut v = vec![];
-    if cfg!(target_feature = "avx512f") {
-        v.push("AVX-512");
-    }
-    if cfg!(target_feature = "avx2") {
-        v.push("AVX2");
-    }
-    if v.is_empty() {
-        v.push("SSE2 only (build without -C target-cpu=native?)");
-    }
-    v.join(" + ")
+    let cpu = crate::simd::Cpu::get();
+    format!("{} (CPU: {})", Simd::active(), cpu.features())
 }
 
 #[cfg(test)]
@@ -218,6 +325,18 @@ mod tests {
 
     /// What the figures are of (speed itself is for `cavesweep bench` and criterion to show,
     /// not for a unit test to assert).
+    #[test]
+    fn stages_and_paths_are_measured() {
+        let r = crate::presets::preset("chapter-strict").unwrap();
+        let slice = Duration::from_millis(10);
+        let s = stage_times(&r, MetricSet::ALL, Simd::SCALAR, 1, slice).unwrap();
+        // chapter-strict has no post-steps, so that stage is not timed.
+        assert_eq!(s.post, 0.0);
+        let p = paths_rates(&r, MetricSet::ALL, 1, slice).unwrap();
+        let paths: Vec<Simd> = p.iter().map(|(s, _)| *s).collect();
+        assert_eq!(paths, Simd::available());
+    }
+
     #[test]
     fn bench_reports_what_it_ran() {
         let r = crate::presets::preset("nethack-mines").unwrap();

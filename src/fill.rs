@@ -4,17 +4,51 @@
 //! - [`fill_numpy`]: numpy's `default_rng(seed).random((rows, cols)) < p`, bit exact, to
 //!   reproduce the chapter's published numbers. One PCG64 step per cell (slow, sequential).
 //! - [`fill_bernoulli`]: each cell WALL independently with probability `p`, 64 cells per random
-//!   word, four words at a time (the throughput fill).
+//!   word (the throughput fill), one grid at a time or, through [`bernoulli_lanes`], straight
+//!   into the lanes of a batch of caves.
 //! - [`fill_exact_count`] / [`fill_exact_walls`]: an exact number of FLOOR (or WALL) cells, as a
 //!   uniformly random subset (NetHack's Gnomish Mines filler).
 //!
-//! None of them allocates.
+//! # The xoshiro stream of a cave (the layout every xoshiro fill follows)
+//!
+//! Everything random in the cave of `seed` comes from its stream `P = cave_rng(seed)`
+//! (xoshiro256++ seeded by SplitMix64, see [`crate::rng`]):
+//!
+//! 1. The fill first draws 32 words from `P` to seed [`SLOTS`] = 8 *slot generators*
+//!    `G_0..G_7` ([`slot_states`]), whatever the fill and `p`.
+//! 2. Cells are numbered row-major, `i = y * cols + x`, and packed 64 to a word: *packed word*
+//!    `v` holds cells `64v .. 64v + 63` (bit `b` = cell `64v + b`), ignoring row boundaries.
+//! 3. **Bernoulli(p)**: `k = floor(p * 2^64)` (`p = 1` is all WALL, `k = 0` all FLOOR); a cell
+//!    is WALL iff its virtual uniform 64-bit `u` is `< k`. Let `depth = 64 - trailing_zeros(k)`
+//!    and `m = min(LEVELS, depth)` with [`LEVELS`] = 12. Packed word `v` draws `m` consecutive
+//!    outputs of `G_{v mod 8}` (each generator serves its words in increasing `v`); bit `b` of
+//!    the `j`-th of them is bit `63 - j` of cell `64v + b`'s `u`. A cell whose `m` bits equal
+//!    `k`'s top `m` bits is still tied: if `m = depth` it is FLOOR (`u >= k`); otherwise, in
+//!    increasing cell order, it draws one word `t` from `P` and is WALL iff
+//!    `t >> m < k mod 2^(64 - m)` (`t`'s top bits are the rest of its `u`). Exactly Bernoulli:
+//!    `P(u < k) = k / 2^64`, which equals `p` for every double `p >= 2^-12` (0.45 included).
+//! 4. **Exact count** (`count` cells of one kind among `n`): the cells of the smaller side are
+//!    first marked independently by the level walk of 3. (8 levels, `k = floor(m 2^64 / n)`,
+//!    ties unmarked), then marks are removed or added one at a time, each at a uniform rank
+//!    drawn from `P` with Lemire's method ([`uniform_below`]), until exactly `m`: see
+//!    [`fill_exact_count`].
+//! 5. After the fill, post-steps (the corridors of `bridge`) continue on `P`.
+//!
+//! Why this layout: the slot generators let one cave's fill run 8 words per vector step (lanes
+//! across slots, [`fill_bernoulli`]) *and* a batch of caves run one word of 8 caves per step
+//! (lanes across caves, [`bernoulli_lanes`]) with the same bits, so a cave never depends on
+//! the batch it ran in; packing cells across rows wastes no random bits on padding (90x140 uses
+//! 197 words, not 270); the first `LEVELS` levels are branch-free, and after 12 levels only
+//! ~1 cell in 4096 is tied, so the per-cell tail is rare. This layout replaced the earlier
+//! one (blocks of 4 row words in generator pairs) in the change that batched seeds in lanes.
+//!
+//! None of the fills allocates.
 
 use rand_core::Rng;
-use wide::u64x4;
 
 use crate::grid::Grid;
-use crate::rng::{NumpyRandom, Xoshiro256x4, uniform_below};
+use crate::rng::{LaneXoshiro, NumpyRandom, SLOTS, slot_states, uniform_below};
+use crate::simd::{Isa, Lane, Simd, Task};
 
 /// Why a fill could not be done.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -56,192 +90,395 @@ pub fn fill_numpy(grid: &mut Grid, p: f64, seed: u64) -> Result<(), FillError> {
 /// `u = m * 2^-53` with `m = x >> 11`, so `u < p` iff `m < p * 2^53` iff `m < ceil(p * 2^53)`
 /// (`p * 2^53` is exact in f64: scaling by a power of two). Comparing integers saves the
 /// int-to-float conversion per cell and is the same predicate.
+///
+/// **Speed.** Each PCG64 step is a 128-bit multiply-add on the previous state, so one stream
+/// runs at the latency of that chain (~26 us for 90x140). Instead [`CHAINS`] interleaved
+/// copies of the stream each jump `CHAINS` draws per step (`s -> A s + C`, the jump-ahead map):
+/// chain `j` produces draws `j, j + CHAINS, ...`, the chains are independent work, and the
+/// cells are exactly the sequential stream's. Cells are decided in row-major order and
+/// packed 64 to a word, then unpacked into rows (as the xoshiro fills do).
+/// Runs on the process's SIMD path ([`Simd::active`]): the clones with BMI2 get `mulx`,
+/// `rorx` and `shlx` for the 128-bit steps.
 pub fn fill_numpy_with(grid: &mut Grid, p: f64, rng: &mut NumpyRandom) -> Result<(), FillError> {
     check_p(p)?;
-    let threshold = (p * (1u64 << 53) as f64).ceil() as u64;
-    let (rows, cols, wpr) = (grid.rows(), grid.cols(), grid.words_per_row());
-    for y in 0..rows {
-        let row = grid.row_mut(y);
-        for (w, word) in row.iter_mut().enumerate() {
-            let n = (cols - 64 * w).min(64);
-            let mut bits = 0u64;
-            for b in 0..n {
-                let m = rng.next_u64() >> 11;
-                bits |= ((m < threshold) as u64) << b;
-            }
-            *word = bits;
+    struct T<'a>(&'a mut Grid, f64, &'a mut NumpyRandom);
+    impl Task for T<'_> {
+        type Output = ();
+        #[inline(always)]
+        fn run<I: Isa>(self) {
+            numpy_chains(self.0, self.1, self.2)
         }
-        debug_assert_eq!(row.len(), wpr);
     }
+    Simd::active().run(T(grid, p, rng));
     Ok(())
 }
+
+/// The body of [`fill_numpy_with`] (`p` checked).
+#[inline(always)]
+fn numpy_chains(grid: &mut Grid, p: f64, rng: &mut NumpyRandom) {
+    let threshold = (p * (1u64 << 53) as f64).ceil() as u64;
+    let (rows, cols, wpr, stride) = (
+        grid.rows(),
+        grid.cols(),
+        grid.words_per_row(),
+        grid.stride(),
+    );
+    let n = rows * cols;
+    let (words, _) = packed_shape(rows, cols);
+    let (state, inc) = rng.state();
+    // Chain j starts at the state that produces draw j.
+    let mut st = [0u128; CHAINS];
+    let mut s = state;
+    for c in st.iter_mut() {
+        s = s.wrapping_mul(crate::rng::PCG_MULT).wrapping_add(inc);
+        *c = s;
+    }
+    let (a, c) = crate::rng::pcg_jump(CHAINS as u64, inc);
+    let data = grid.raw_mut();
+    let mut cell = 0;
+    for word in data[..words].iter_mut() {
+        let mut bits = 0u64;
+        let take = (n - cell).min(64);
+        // Whole rounds of the chains; a round never straddles a word (64 % CHAINS == 0).
+        for b in (0..take).step_by(CHAINS) {
+            for (j, s) in st.iter_mut().enumerate() {
+                let m = crate::rng::pcg_output(*s) >> 11;
+                bits |= ((m < threshold) as u64) << (b + j);
+                *s = s.wrapping_mul(a).wrapping_add(c);
+            }
+        }
+        // Draws past the last cell (in its round) are not cells.
+        *word = if take == 64 {
+            bits
+        } else {
+            bits & ((1u64 << take) - 1)
+        };
+        cell += take;
+    }
+    unpack_rows(data, rows, cols, wpr, stride);
+    rng.advance(n as u64);
+}
+
+/// Interleaved PCG64 chains of the numpy fill (see [`fill_numpy_with`]).
+const CHAINS: usize = 4;
 
 // ---------------------------------------------------------------------------------------------
 // word-parallel Bernoulli
 // ---------------------------------------------------------------------------------------------
 
-/// Each cell WALL independently with probability `p`, generated 64 cells per random word.
+/// Levels every packed word draws before the per-cell tail (part of the stream layout, see the
+/// module docs). 12: measured per cave on 90x140 against 8 and 10, the extra branch-free levels
+/// cost less than the tail's branches they save.
+pub const LEVELS: u32 = 12;
+
+/// A Bernoulli probability prepared for the level walk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Threshold {
+    /// `floor(p * 2^64)`; meaningless when `all_wall`.
+    k: u64,
+    all_wall: bool,
+    /// Levels drawn per word: `min(LEVELS, depth)`.
+    m: u32,
+    /// Whether tied cells go on to the tail (`m < depth`).
+    tail: bool,
+    /// `k mod 2^(64 - m)`: what a tail draw's top bits are compared with.
+    low: u64,
+}
+
+impl Threshold {
+    pub fn new(p: f64) -> Result<Threshold, FillError> {
+        check_p(p)?;
+        if p == 1.0 {
+            return Ok(Threshold {
+                k: 0,
+                all_wall: true,
+                m: 0,
+                tail: false,
+                low: 0,
+            });
+        }
+        // p * 2^64 is exact; `as` truncates (floor for non-negative) and p < 1 keeps it < 2^64.
+        let k = (p * 18_446_744_073_709_551_616.0) as u64;
+        let depth = if k == 0 { 0 } else { 64 - k.trailing_zeros() };
+        let m = depth.min(LEVELS);
+        Ok(Threshold {
+            k,
+            all_wall: false,
+            m,
+            tail: m < depth,
+            low: if m == 0 { k } else { k & (!0u64 >> m) },
+        })
+    }
+
+    /// Level masks: all ones where `k`'s bit `63 - j` is set.
+    #[inline(always)]
+    fn level_masks<V: Lane>(&self) -> [V; LEVELS as usize] {
+        std::array::from_fn(|j| V::splat(0u64.wrapping_sub((self.k >> (63 - j)) & 1)))
+    }
+
+    /// The rest of a tied cell's comparison: WALL iff the tail draw's top bits are below `low`.
+    #[inline(always)]
+    fn tail_wall(&self, t: u64) -> bool {
+        (t >> self.m) < self.low
+    }
+}
+
+/// Decide `m` levels of one 64-cell word per lane: returns (WALL cells, still tied cells).
+/// `valid` marks the real cells (padding starts decided as FLOOR).
+#[inline(always)]
+fn decide<V: Lane>(g: &mut LaneXoshiro<V>, kb: &[V; LEVELS as usize], m: u32, valid: V) -> (V, V) {
+    if m == LEVELS {
+        // The common case (p with more than 12 significant bits): a straight line of 12 levels.
+        decide_n::<V, true>(g, kb, m, valid)
+    } else {
+        decide_n::<V, false>(g, kb, m, valid)
+    }
+}
+
+#[inline(always)]
+fn decide_n<V: Lane, const ALL: bool>(
+    g: &mut LaneXoshiro<V>,
+    kb: &[V; LEVELS as usize],
+    m: u32,
+    valid: V,
+) -> (V, V) {
+    let (mut wall, mut tied) = (V::ZERO, valid);
+    for (j, &kbit) in kb.iter().enumerate() {
+        if !ALL && j as u32 == m {
+            break;
+        }
+        let r = g.next();
+        // k's bit 1: u's bit 0 means u < k (WALL). k's bit 0: u's bit 1 means u > k (FLOOR).
+        // Either way a cell stays tied iff its u bit equals k's bit.
+        wall |= tied & !r & kbit;
+        tied &= !(r ^ kbit);
+    }
+    (wall, tied)
+}
+
+/// The tail of one packed word: each tied cell (bit of `tied`, lowest first) draws a word
+/// from the cave's stream. Returns the WALL cells among them.
+#[inline(always)]
+fn tail<R: Rng + ?Sized>(th: &Threshold, mut tied: u64, rng: &mut R) -> u64 {
+    let mut wall = 0;
+    while tied != 0 {
+        let bit = tied & tied.wrapping_neg();
+        if th.tail_wall(rng.next_u64()) {
+            wall |= bit;
+        }
+        tied ^= bit;
+    }
+    wall
+}
+
+/// Number of packed words of a `rows x cols` grid, and the valid-bit mask of the last one.
+fn packed_shape(rows: usize, cols: usize) -> (usize, u64) {
+    let cells = rows * cols;
+    let n = cells.div_ceil(64);
+    let mask = match cells % 64 {
+        0 => !0,
+        r => (1u64 << r) - 1,
+    };
+    (n, mask)
+}
+
+/// Move packed words `data[0..n]` (cells row-major, 64 per word) into the row layout of
+/// [`Grid`] (row `y` at `(y + 1) * stride + 1`, `wpr` words, guards around), in place, and zero
+/// every word outside the rows. Works backwards: the source words of a row word lie strictly
+/// below it (`stride > wpr`), so no source is overwritten before it is read.
+#[inline(always)]
+fn unpack_rows<V: Lane>(data: &mut [V], rows: usize, cols: usize, wpr: usize, stride: usize) {
+    let (n, _) = packed_shape(rows, cols);
+    let last = match cols % 64 {
+        0 => V::ONES,
+        r => V::splat((1u64 << r) - 1),
+    };
+    assert!(stride > wpr && data.len() >= (rows + 2) * stride);
+    for y in (0..rows).rev() {
+        let o = (y + 1) * stride + 1;
+        for w in (0..wpr).rev() {
+            let b = y * cols + 64 * w;
+            let (v, s) = (b / 64, (b % 64) as u32);
+            let lo = data[v];
+            let word = if s == 0 {
+                lo
+            } else {
+                let hi = if v + 1 < n { data[v + 1] } else { V::ZERO };
+                lo.shr(s) | hi.shl(64 - s)
+            };
+            data[o + w] = if w + 1 == wpr { word & last } else { word };
+        }
+        // This row's guard words and padding words.
+        data[o - 1] = V::ZERO;
+        data[o + wpr..o - 1 + stride].fill(V::ZERO);
+    }
+    data[..stride].fill(V::ZERO);
+    data[(rows + 1) * stride..].fill(V::ZERO);
+}
+
+/// Each cell WALL independently with probability `p`, generated 64 cells per random word
+/// (the stream layout of the module docs; `rng` is the cave's stream `P`).
 ///
-/// Draws exactly 32 words from `rng` (whatever `p` and the grid are) to seed two
-/// [`Xoshiro256x4`] generators with [`Xoshiro256x4::from_stream`] (words 0..16, then 16..32),
-/// then runs [`fill_bernoulli_lanes`]. So with `rng = cave_rng(seed)` the grid is a pure
-/// function of `(seed, rows, cols, p)`, and the caller's stream continues at the same place for
-/// every fill, e.g. for a corridor digger.
+/// Draws 32 words from `rng` to seed the slot generators, then one word per tied cell of the
+/// tail (about 1 in 4096 cells for p = 0.45; none when `p` has at most 12 significant bits).
+/// Runs on `simd`'s clone, 8 packed words (one per slot generator) per vector step.
 pub fn fill_bernoulli<R: Rng + ?Sized>(
+    simd: Simd,
     grid: &mut Grid,
     p: f64,
     rng: &mut R,
 ) -> Result<(), FillError> {
-    check_p(p)?;
-    let mut lanes = [
-        Xoshiro256x4::from_stream(rng),
-        Xoshiro256x4::from_stream(rng),
-    ];
-    fill_bernoulli_lanes(grid, p, &mut lanes)
-}
-
-/// The Bernoulli fill from two 4-lane generators (advanced by however many steps it takes).
-///
-/// **Exactness.** `p` is quantised to `k = floor(p * 2^64)` (`p = 1` is all WALL), and a cell
-/// is WALL iff a virtual uniform 64-bit integer `u` satisfies `u < k`: probability exactly
-/// `k / 2^64`, within `2^-64` of `p`, and *equal* to `p` for every double `p >= 2^-12` (their
-/// ulp is at least `2^-64`), which includes 0.45. `p = 0` and `p = 1` are exact.
-///
-/// **Method.** `u` is compared with `k` bit by bit, most significant first, for 64 cells at once:
-/// at level `j` one random word supplies bit `j` of the 64 cells' `u`. A cell whose bit differs
-/// from `k`'s bit `j` is decided (WALL iff `k`'s bit is 1, i.e. its `u` bit is 0); equal bits
-/// stay undecided. Levels stop once no cell is undecided, or after level
-/// `64 - trailing_zeros(k)`, after which every still-tied cell has `u >= k` (FLOOR). About
-/// `log2(cells) + 2` levels instead of 64; on average about 2 bits of `u` per cell decide it.
-///
-/// **Where a cell's bits come from.** Each row is cut into blocks of 4 words (256 cells; the
-/// grid pads every row to a multiple of 4 words, so a block is one `u64x4` load and store, and
-/// its words past the row's end are padding that stays 0). Number the blocks in row-major order
-/// and take them in pairs `(2m, 2m + 1)` (a last unpaired block pairs with an empty one). A pair
-/// draws levels from both generators in lock-step, generator 0 for block `2m` and generator 1
-/// for block `2m + 1`, until every real cell of both blocks is decided (checked from level
-/// `min(6, depth)` on) or the depth is reached: `d` levels. Bit `j` of cell `(y, x)`'s `u` is
-/// bit `x % 64` of lane `(x / 64) % 4`'s `j`-th output of its block's generator within the
-/// pair. Padding cells start decided, so they never delay a pair.
-///
-/// Why pairs: one xoshiro step depends on the previous one, so a single generator runs at the
-/// latency of its state update; two independent ones fill the issue slots, and a pair mispredicts
-/// its loop exit once where two blocks would twice. Measured with `cargo bench --bench fill`
-/// (90x140, p = 0.45, median): one generator 2.30 us, two interleaved 1.65 us.
-pub fn fill_bernoulli_lanes(
-    grid: &mut Grid,
-    p: f64,
-    lanes: &mut [Xoshiro256x4; 2],
-) -> Result<(), FillError> {
-    check_p(p)?;
-    if p == 1.0 {
-        grid.fill(true);
-        return Ok(());
-    }
-    // p * 2^64 is exact; `as` truncates (floor for non-negative) and p < 1 keeps it < 2^64.
-    let k = (p * 18_446_744_073_709_551_616.0) as u64;
-    if k == 0 {
-        grid.fill(false);
-        return Ok(());
-    }
-    let depth = 64 - k.trailing_zeros();
-    let (rows, wpr) = (grid.rows(), grid.words_per_row());
-    let blocks = wpr.div_ceil(4);
-    // Valid-cell masks of a row's last block; the others are all ones.
-    let last_valid = u64x4::new(std::array::from_fn(|i| {
-        let w = 4 * (blocks - 1) + i;
-        match w.cmp(&(wpr - 1)) {
-            std::cmp::Ordering::Less => !0,
-            std::cmp::Ordering::Equal => grid.last_word_mask(),
-            std::cmp::Ordering::Greater => 0,
-        }
-    }));
-    let rowsof = grid_raw_offsets(grid);
-    let data = grid.raw_mut();
-    let valid = |b: usize| {
-        if b % blocks + 1 == blocks {
-            last_valid
-        } else {
-            u64x4::MAX
-        }
-    };
-    // Block `b` (row-major) starts at this word of `data`.
-    let at = |b: usize| rowsof.row(b / blocks) + 4 * (b % blocks);
-    // Local copies keep the generator states in registers across the stores into `data`.
-    let [mut g0, mut g1] = lanes.clone();
-    let total = rows * blocks;
-    let mut b = 0;
-    while b < total {
-        let second = b + 1 < total;
-        let v1 = if second { valid(b + 1) } else { u64x4::ZERO };
-        let (w0, w1) = decide_pair(valid(b), v1, k, depth, &mut g0, &mut g1);
-        let o = at(b);
-        data[o..o + 4].copy_from_slice(w0.as_array());
-        if second {
-            let o = at(b + 1);
-            data[o..o + 4].copy_from_slice(w1.as_array());
-        }
-        b += 2;
-    }
-    *lanes = [g0, g1];
+    let th = Threshold::new(p)?;
+    let slots = slot_states(rng);
+    simd.run(SingleFill {
+        grid,
+        th,
+        slots,
+        rng,
+    });
     Ok(())
 }
 
-/// Row offsets into `Grid::raw` without borrowing the grid (row `y` starts at
-/// `first + y * stride`).
-struct RawRows {
-    first: usize,
-    stride: usize,
+/// The [`SLOTS`] slot generators of one cave in vectors of `V::N` lanes: `SLOTS / N` of them
+/// (slot `g` is lane `g % N` of vector `g / N`).
+struct Slots<V: Lane> {
+    g: [LaneXoshiro<V>; SLOTS],
 }
-impl RawRows {
+
+impl<V: Lane> Slots<V> {
     #[inline(always)]
-    fn row(&self, y: usize) -> usize {
-        self.first + y * self.stride
-    }
-}
-fn grid_raw_offsets(grid: &Grid) -> RawRows {
-    RawRows {
-        first: grid.row_offset(0),
-        stride: grid.stride(),
-    }
-}
-
-/// Levels every pair draws (unless `depth` is smaller) before it first checks whether it is
-/// done: 512 cells are essentially never all decided sooner, so earlier checks would only cost.
-const MIN_LEVELS: u32 = 6;
-
-/// Decide the cells of a pair of blocks (see [`fill_bernoulli_lanes`]): `v0`, `v1` mark their
-/// real cells, `k` is the threshold (non-zero), `depth` the number of significant bits of `k`.
-#[inline(always)]
-fn decide_pair(
-    v0: u64x4,
-    v1: u64x4,
-    k: u64,
-    depth: u32,
-    g0: &mut Xoshiro256x4,
-    g1: &mut Xoshiro256x4,
-) -> (u64x4, u64x4) {
-    let (mut u0, mut u1) = (v0, v1);
-    let (mut w0, mut w1) = (u64x4::ZERO, u64x4::ZERO);
-    let mut kk = k;
-    let mut j = 0;
-    loop {
-        let r0 = g0.next_u64x4();
-        let r1 = g1.next_u64x4();
-        // All ones iff k's current bit is 1 (branch-free: the bit pattern of k is arbitrary).
-        let kbit = u64x4::splat(((kk as i64) >> 63) as u64);
-        // k's bit 1: u's bit 0 means u < k (WALL). k's bit 0: u's bit 1 means u > k (FLOOR).
-        // Either way a cell stays tied iff its u bit equals k's bit.
-        w0 |= u0 & !r0 & kbit;
-        w1 |= u1 & !r1 & kbit;
-        u0 &= !(r0 ^ kbit);
-        u1 &= !(r1 ^ kbit);
-        kk <<= 1;
-        j += 1;
-        if j == depth || (j >= MIN_LEVELS && (u0 | u1).simd_eq(u64x4::ZERO).all()) {
-            return (w0, w1);
+    fn new(states: &[[u64; 4]; SLOTS]) -> Slots<V> {
+        let groups = SLOTS / V::N;
+        Slots {
+            g: std::array::from_fn(|i| {
+                LaneXoshiro::from_states(|k| {
+                    if i < groups {
+                        states[i * V::N + k]
+                    } else {
+                        [1, 0, 0, 0]
+                    }
+                })
+            }),
         }
     }
+}
+
+struct SingleFill<'a, R: Rng + ?Sized> {
+    grid: &'a mut Grid,
+    th: Threshold,
+    slots: [[u64; 4]; SLOTS],
+    rng: &'a mut R,
+}
+
+impl<R: Rng + ?Sized> Task for SingleFill<'_, R> {
+    type Output = ();
+    #[inline(always)]
+    fn run<I: Isa>(self) {
+        let SingleFill {
+            grid,
+            th,
+            slots,
+            rng,
+        } = self;
+        let (rows, cols, wpr, stride) = (
+            grid.rows(),
+            grid.cols(),
+            grid.words_per_row(),
+            grid.stride(),
+        );
+        if th.all_wall || th.m == 0 {
+            grid.fill(th.all_wall);
+            return;
+        }
+        let (n, last_mask) = packed_shape(rows, cols);
+        let data = grid.raw_mut();
+        // Slot generator g decides packed words 8q + g: vector i holds slots i N .. i N + N.
+        let mut gens = Slots::<I::Lanes>::new(&slots);
+        let kb = th.level_masks::<I::Lanes>();
+        let nv = <I::Lanes as Lane>::N;
+        let groups = SLOTS / nv;
+        for q in 0..n.div_ceil(SLOTS) {
+            for (i, gen_i) in gens.g[..groups].iter_mut().enumerate() {
+                let v0 = SLOTS * q + i * nv;
+                if v0 >= n {
+                    break;
+                }
+                let valid = <I::Lanes as Lane>::from_fn(|k| match (v0 + k).cmp(&(n - 1)) {
+                    std::cmp::Ordering::Less => !0,
+                    std::cmp::Ordering::Equal => last_mask,
+                    std::cmp::Ordering::Greater => 0,
+                });
+                let (wall, tied) = decide(gen_i, &kb, th.m, valid);
+                let k = (n - v0).min(nv);
+                data[v0..v0 + k].copy_from_slice(&wall.words()[..k]);
+                if th.tail && tied.any() {
+                    // Words in order, so tail draws follow the cells' order.
+                    for (j, w) in data[v0..v0 + k].iter_mut().enumerate() {
+                        *w |= tail(&th, tied.get(j), rng);
+                    }
+                }
+            }
+        }
+        unpack_rows(data, rows, cols, wpr, stride);
+    }
+}
+
+/// The Bernoulli fill of a batch of caves straight into the lanes of an interleaved buffer:
+/// lane `k` of `data` is cave `k`, whose stream is `rngs[k]` (`rngs.len() == V::N`); each cave
+/// gets exactly the cells [`fill_bernoulli`] gives it. `data` has the row layout of
+/// [`crate::kernel::batch::LaneGrid`] (`stride = wpr + 2`, guard rows). Returns the WALL count
+/// per lane.
+///
+/// Slot generator `g` of every cave sits in lane `k` of `gens[g]`, so one vector step decides
+/// packed word `v` of all caves at once.
+#[inline(always)]
+pub(crate) fn bernoulli_lanes<V: Lane, R: Rng>(
+    data: &mut [V],
+    rows: usize,
+    cols: usize,
+    th: &Threshold,
+    rngs: &mut [R],
+) -> V {
+    assert_eq!(rngs.len(), V::N);
+    let wpr = cols.div_ceil(64);
+    let stride = wpr + 2;
+    let mut slots = [[[0u64; 4]; SLOTS]; 8];
+    for (k, r) in rngs.iter_mut().enumerate() {
+        slots[k] = slot_states(r);
+    }
+    if th.all_wall || th.m == 0 {
+        let fill = if th.all_wall { V::ONES } else { V::ZERO };
+        let last = match cols % 64 {
+            0 => fill,
+            r => fill & V::splat((1u64 << r) - 1),
+        };
+        data.fill(V::ZERO);
+        for y in 0..rows {
+            let o = (y + 1) * stride + 1;
+            data[o..o + wpr].fill(fill);
+            data[o + wpr - 1] = last;
+        }
+        return V::splat(if th.all_wall { (rows * cols) as u64 } else { 0 });
+    }
+    let (n, last_mask) = packed_shape(rows, cols);
+    let mut gens: [LaneXoshiro<V>; SLOTS] =
+        std::array::from_fn(|g| LaneXoshiro::from_states(|k| slots[k][g]));
+    let kb = th.level_masks::<V>();
+    let mut count = V::ZERO;
+    for v in 0..n {
+        let valid = V::splat(if v + 1 == n { last_mask } else { !0 });
+        let (mut wall, tied) = decide(&mut gens[v % SLOTS], &kb, th.m, valid);
+        if th.tail && tied.any() {
+            for (k, r) in rngs.iter_mut().enumerate() {
+                let w = wall.get(k) | tail(th, tied.get(k), r);
+                wall.set(k, w);
+            }
+        }
+        count = count.add(wall.popcnt());
+        data[v] = wall;
+    }
+    unpack_rows(data, rows, cols, wpr, stride);
+    count
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -250,23 +487,25 @@ fn decide_pair(
 
 /// All WALL except exactly `floor_count` FLOOR cells, chosen uniformly among all
 /// `rows * cols`-choose-`floor_count` subsets (NetHack's Gnomish Mines: 624 FLOOR of 19x77).
-/// Errors if `floor_count` exceeds the number of cells.
+/// Errors if `floor_count` exceeds the number of cells. `rng` is the cave's stream (32 draws).
 pub fn fill_exact_count<R: Rng + ?Sized>(
+    simd: Simd,
     grid: &mut Grid,
     floor_count: usize,
     rng: &mut R,
 ) -> Result<(), FillError> {
-    fill_exact(grid, floor_count, false, rng)
+    fill_exact(simd, grid, floor_count, false, rng)
 }
 
 /// All FLOOR except exactly `wall_count` WALL cells, uniformly chosen: the WALL-count mirror of
 /// [`fill_exact_count`] (for a caller who thinks in wall density).
 pub fn fill_exact_walls<R: Rng + ?Sized>(
+    simd: Simd,
     grid: &mut Grid,
     wall_count: usize,
     rng: &mut R,
 ) -> Result<(), FillError> {
-    fill_exact(grid, wall_count, true, rng)
+    fill_exact(simd, grid, wall_count, true, rng)
 }
 
 fn too_many(grid: &Grid, count: usize, what: &'static str) -> FillError {
@@ -279,15 +518,29 @@ fn too_many(grid: &Grid, count: usize, what: &'static str) -> FillError {
     }
 }
 
+/// Levels of the exact-count fill's first, approximate, draw (part of the stream layout).
+pub const EXACT_LEVELS: u32 = 8;
+
 /// Make exactly `count` cells `wall` (`false` = FLOOR) and the rest the opposite, uniformly.
 ///
-/// Robert Floyd's sampler picks the smaller side `m = min(count, n - count)` as a uniform
-/// m-subset of `0..n` with exactly `m` bounded draws ([`uniform_below`], unbiased): for
-/// `j` in `n - m .. n`, draw `t` in `0..=j`; mark `t`, or `j` if `t` is already marked. The grid's
-/// own bits are the membership set, so nothing is allocated. Cell index `t` is `(t / cols,
-/// t % cols)`. Picking the complement when `count > n / 2` keeps the draws at most `n / 2` and
-/// does not change the distribution (the complement of a uniform subset is uniform).
+/// Let `m = min(count, n - count)` be the smaller side (the *marked* cells; picking the
+/// complement does not change the distribution: the complement of a uniform subset is uniform).
+/// 1. Mark cells independently with one fixed probability `q` close to `m / n`: the Bernoulli
+///    level walk of the module docs with `k = floor(m * 2^64 / n)`, exactly [`EXACT_LEVELS`]
+///    levels per packed word and ties unmarked (so `q = floor(k / 2^56) / 256`); 8 cells per
+///    vector step, no branches.
+/// 2. With `c` cells marked: while `c > m`, unmark the `r`-th marked cell (row-major) for
+///    `r = uniform_below(rng, c)`; while `c < m`, mark the `r`-th unmarked cell for
+///    `r = uniform_below(rng, n - c)`. `rng` is the cave's stream.
+///
+/// Why this is uniform: given `c`, the cells of step 1 are a uniform `c`-subset (the cells are
+/// independent and equally likely), and removing a uniform member from a uniform subset, or
+/// adding a uniform non-member, keeps it uniform. Why: step 1 costs a few vector steps and the
+/// corrections are about `sqrt(n q (1 - q))` (some 20 for NetHack's 624 of 1463) instead of
+/// Robert Floyd's `m` sequential draws, each a coin flip no branch predictor learns (measured
+/// on 19x77: the Floyd fill was the biggest part of a NetHack cave after the bridge).
 fn fill_exact<R: Rng + ?Sized>(
+    simd: Simd,
     grid: &mut Grid,
     count: usize,
     wall: bool,
@@ -297,48 +550,134 @@ fn fill_exact<R: Rng + ?Sized>(
     if count > n {
         return Err(too_many(grid, count, if wall { "WALL" } else { "FLOOR" }));
     }
-    let (mark, m) = if count <= n - count {
-        (wall, count)
-    } else {
-        (!wall, n - count)
-    };
-    grid.fill(!mark);
-    // n <= MAX_CELLS = 2^30, so u32 index arithmetic is exact and its division is fast.
-    let cols = grid.cols() as u32;
-    let rows = grid_raw_offsets(grid);
-    let data = grid.raw_mut();
-    let locate = |t: u32| -> (usize, u64) {
-        let y = t / cols;
-        let x = t - y * cols;
-        (rows.row(y as usize) + (x / 64) as usize, 1u64 << (x % 64))
-    };
-    let is_marked = |data: &[u64], t: u32| {
-        let (i, bit) = locate(t);
-        (data[i] & bit != 0) == mark
-    };
-    let set_mark = |data: &mut [u64], t: u32| {
-        let (i, bit) = locate(t);
-        if mark {
-            data[i] |= bit;
-        } else {
-            data[i] &= !bit;
-        }
-    };
-    for j in (n - m)..n {
-        let t = uniform_below(rng, j as u64 + 1) as u32;
-        if is_marked(data, t) {
-            set_mark(data, j as u32);
-        } else {
-            set_mark(data, t);
-        }
-    }
+    let slots = slot_states(rng);
+    simd.run(ExactFill {
+        grid,
+        count,
+        wall,
+        slots,
+        rng,
+    });
     Ok(())
+}
+
+struct ExactFill<'a, R: Rng + ?Sized> {
+    grid: &'a mut Grid,
+    count: usize,
+    wall: bool,
+    slots: [[u64; 4]; SLOTS],
+    rng: &'a mut R,
+}
+
+/// Index of the `r`-th (0-based) set bit of the packed bitset `bits` (masked by `valid` for
+/// its last word when counting zeros: `invert` selects among the zero bits).
+#[inline(always)]
+fn select_bit<I: Isa>(bits: &[u64], last_mask: u64, invert: bool, mut r: u64) -> usize {
+    let n = bits.len();
+    for (i, &w) in bits.iter().enumerate() {
+        let mut w = if invert { !w } else { w };
+        if i + 1 == n {
+            w &= last_mask;
+        }
+        let pc = w.count_ones() as u64;
+        if r < pc {
+            let bit = if I::FAST_PDEP {
+                crate::simd::pdep::<I>(1u64 << r, w).trailing_zeros()
+            } else {
+                for _ in 0..r {
+                    w &= w - 1;
+                }
+                w.trailing_zeros()
+            };
+            return 64 * i + bit as usize;
+        }
+        r -= pc;
+    }
+    unreachable!("r is below the number of candidate bits")
+}
+
+impl<R: Rng + ?Sized> Task for ExactFill<'_, R> {
+    type Output = ();
+    #[inline(always)]
+    fn run<I: Isa>(self) {
+        let ExactFill {
+            grid,
+            count,
+            wall,
+            slots,
+            rng,
+        } = self;
+        let (rows, cols, wpr, stride) = (
+            grid.rows(),
+            grid.cols(),
+            grid.words_per_row(),
+            grid.stride(),
+        );
+        let n = rows * cols;
+        let (mark, m) = if count <= n - count {
+            (wall, count)
+        } else {
+            (!wall, n - count)
+        };
+        let (words, last_mask) = packed_shape(rows, cols);
+        let data = grid.raw_mut();
+        // 1. Independent marks (bit 1), 8 packed words per step, as the Bernoulli fill.
+        let k = (((m as u128) << 64) / n as u128) as u64;
+        let th = Threshold {
+            k,
+            all_wall: false,
+            m: EXACT_LEVELS,
+            tail: false,
+            low: 0,
+        };
+        let mut gens = Slots::<I::Lanes>::new(&slots);
+        let kb = th.level_masks::<I::Lanes>();
+        let nv = <I::Lanes as Lane>::N;
+        let mut c = 0u64;
+        for q in 0..words.div_ceil(SLOTS) {
+            for (i, gen_i) in gens.g[..SLOTS / nv].iter_mut().enumerate() {
+                let v0 = SLOTS * q + i * nv;
+                if v0 >= words {
+                    break;
+                }
+                let valid = <I::Lanes as Lane>::from_fn(|j| match (v0 + j).cmp(&(words - 1)) {
+                    std::cmp::Ordering::Less => !0,
+                    std::cmp::Ordering::Equal => last_mask,
+                    std::cmp::Ordering::Greater => 0,
+                });
+                let (marks, _) = decide_n::<I::Lanes, false>(gen_i, &kb, EXACT_LEVELS, valid);
+                let kk = (words - v0).min(nv);
+                data[v0..v0 + kk].copy_from_slice(&marks.words()[..kk]);
+                c += marks.popcnt().sum();
+            }
+        }
+        // 2. Exactly m.
+        let m = m as u64;
+        while c > m {
+            let at = select_bit::<I>(&data[..words], last_mask, false, uniform_below(rng, c));
+            data[at / 64] &= !(1u64 << (at % 64));
+            c -= 1;
+        }
+        while c < m {
+            let free = n as u64 - c;
+            let at = select_bit::<I>(&data[..words], last_mask, true, uniform_below(rng, free));
+            data[at / 64] |= 1u64 << (at % 64);
+            c += 1;
+        }
+        if !mark {
+            for w in data[..words].iter_mut() {
+                *w = !*w;
+            }
+            data[words - 1] &= last_mask;
+        }
+        unpack_rows(data, rows, cols, wpr, stride);
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::{Xoshiro256PlusPlus, cave_rng};
+    use crate::rng::{CaveRng, Xoshiro256PlusPlus, cave_rng};
     use proptest::prelude::*;
     use rand_core::SeedableRng;
 
@@ -348,6 +687,9 @@ mod tests {
         c.clear_edges();
         c.raw() == g.raw()
     }
+
+    /// The path the statistical tests run on (the oracle tests run every path).
+    const S: Simd = Simd::SCALAR;
 
     // ---- numpy ----
 
@@ -400,139 +742,179 @@ mod tests {
 
     // ---- bernoulli ----
 
-    /// Scalar rand_xoshiro generators equal to the lanes of a 4-lane one.
-    fn scalar_lanes(lanes: &Xoshiro256x4) -> Vec<Xoshiro256PlusPlus> {
-        lanes
-            .lane_states()
+    /// The documented stream layout, one cell at a time with scalar rand_xoshiro generators and
+    /// plain integer comparisons (no levels, no packing): an independent reading of the docs.
+    fn bernoulli_oracle(rows: usize, cols: usize, p: f64, seed: u64) -> (Grid, CaveRng) {
+        let mut parent = cave_rng(seed);
+        let mut st = [[0u64; 4]; SLOTS];
+        for g in st.iter_mut() {
+            for w in g.iter_mut() {
+                *w = crate::rng::splitmix_finalize(parent.next_u64());
+            }
+        }
+        let mut slots: Vec<Xoshiro256PlusPlus> = st
             .iter()
-            .map(|st| {
-                let mut b = [0u8; 32];
-                for (j, w) in st.iter().enumerate() {
-                    b[8 * j..8 * j + 8].copy_from_slice(&w.to_le_bytes());
-                }
-                Xoshiro256PlusPlus::from_seed(b)
-            })
-            .collect()
-    }
-
-    /// The documented cell-to-bit mapping, one cell at a time with scalar generators.
-    fn bernoulli_oracle(rows: usize, cols: usize, p: f64, lanes: &[Xoshiro256x4; 2]) -> Grid {
+            .map(|&s| crate::rng::xoshiro_from_state(s))
+            .collect();
         let mut g = Grid::new(rows, cols).unwrap();
         if p == 1.0 {
             g.fill(true);
-            return g;
+            return (g, parent);
         }
         let k = (p * 2f64.powi(64)) as u64;
         if k == 0 {
-            return g;
+            return (g, parent);
         }
-        let depth = 64 - k.trailing_zeros() as usize;
-        let mut scal = [scalar_lanes(&lanes[0]), scalar_lanes(&lanes[1])];
+        let depth = 64 - k.trailing_zeros();
+        let m = depth.min(LEVELS);
+        let cells = rows * cols;
+        for v in 0..cells.div_ceil(64) {
+            // The m level words of packed word v, from its slot generator.
+            let lv: Vec<u64> = (0..m).map(|_| slots[v % SLOTS].next_u64()).collect();
+            for b in 0..64 {
+                let i = 64 * v + b;
+                if i >= cells {
+                    break;
+                }
+                // u's top m bits, MSB first.
+                let top = lv.iter().fold(0u64, |acc, &w| (acc << 1) | ((w >> b) & 1));
+                let ktop = k >> (64 - m);
+                let wall = if top != ktop {
+                    top < ktop
+                } else if m == depth {
+                    false
+                } else {
+                    let t = parent.next_u64();
+                    let u = (top << (64 - m)) | (t >> m);
+                    u < k
+                };
+                g.set(i / cols, i % cols, wall);
+            }
+        }
+        (g, parent)
+    }
+
+    const P_CASES: [f64; 7] = [0.0, 1.0, 0.5, 0.25, 0.75, 0.45, 1.0 / 1024.0];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn bernoulli_matches_oracle(rows in prop_oneof![1usize..7, Just(64), Just(65), 60usize..70],
+                                    cols in prop_oneof![1usize..600, Just(64), Just(128), Just(140)],
+                                    seed: u64, p_sel in 0usize..8, p_rand in 0.0f64..1.0) {
+            let p = if p_sel < P_CASES.len() { P_CASES[p_sel] } else { p_rand };
+            let (want, want_rng) = bernoulli_oracle(rows, cols, p, seed);
+            for simd in Simd::available() {
+                let mut g = Grid::new(rows, cols).unwrap();
+                g.fill(true); // stale contents must be overwritten
+                let mut rng = cave_rng(seed);
+                fill_bernoulli(simd, &mut g, p, &mut rng).unwrap();
+                prop_assert_eq!(&g, &want, "{}", simd);
+                prop_assert!(outside_is_zero(&g));
+                // The stream continues where the oracle's does (tail draws included).
+                prop_assert_eq!(&rng, &want_rng);
+            }
+        }
+    }
+
+    /// A fill in lanes gives every lane the cave `fill_bernoulli` gives its seed, whatever the
+    /// lane count and position.
+    fn lanes_match_single<V: Lane>(rows: usize, cols: usize, p: f64, seeds: &[u64]) {
+        let simd = Simd::SCALAR;
         let wpr = cols.div_ceil(64);
-        let blocks: Vec<(usize, usize)> = (0..rows)
-            .flat_map(|y| (0..wpr.div_ceil(4)).map(move |b| (y, b)))
-            .collect();
-        for pair in blocks.chunks(2) {
-            // Cells of the pair: (generator, lane, y, x); lane i holds word 4b + i of row y.
-            let cells: Vec<(usize, usize, usize, usize)> = pair
-                .iter()
-                .enumerate()
-                .flat_map(|(gi, &(y, b))| {
-                    (0..4).filter(move |i| 4 * b + i < wpr).flat_map(move |i| {
-                        let x0 = (4 * b + i) * 64;
-                        (0..64.min(cols - x0)).map(move |bit| (gi, i, y, x0 + bit))
-                    })
-                })
-                .collect();
-            let mut levels = 0;
-            let mut result = vec![None::<bool>; cells.len()];
-            while levels < depth && (levels < 6.min(depth) || result.iter().any(Option::is_none)) {
-                let lvl: [[u64; 4]; 2] = std::array::from_fn(|gi| {
-                    std::array::from_fn(|i| rand_core::Rng::next_u64(&mut scal[gi][i]))
-                });
-                let kbit = (k >> (63 - levels)) & 1;
-                levels += 1;
-                for (c, &(gi, i, _, x)) in cells.iter().enumerate() {
-                    if result[c].is_none() && (lvl[gi][i] >> (x % 64)) & 1 != kbit {
-                        result[c] = Some(kbit == 1);
+        let mut data = vec![V::ONES; (rows + 2) * (wpr + 2)];
+        let mut rngs: Vec<CaveRng> = seeds.iter().map(|&s| cave_rng(s)).collect();
+        let th = Threshold::new(p).unwrap();
+        let count = bernoulli_lanes(&mut data, rows, cols, &th, &mut rngs);
+        for (k, &seed) in seeds.iter().enumerate() {
+            let mut want = Grid::new(rows, cols).unwrap();
+            let mut rng = cave_rng(seed);
+            fill_bernoulli(simd, &mut want, p, &mut rng).unwrap();
+            assert_eq!(rng, rngs[k], "lane {k}");
+            assert_eq!(count.get(k), want.count_walls(), "lane {k}");
+            for y in -1..=rows as isize {
+                let o = ((y + 1) as usize) * (wpr + 2);
+                for w in 0..wpr + 2 {
+                    let got = data[o + w].get(k);
+                    let exp = if (0..rows as isize).contains(&y) && (1..=wpr).contains(&w) {
+                        want.row(y as usize)[w - 1]
+                    } else {
+                        0
+                    };
+                    assert_eq!(got, exp, "lane {k} row {y} word {w} {rows}x{cols} p {p}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bernoulli_lanes_match_single_grid_fill() {
+        struct T;
+        impl Task for T {
+            type Output = ();
+            #[inline(always)]
+            fn run<I: Isa>(self) {
+                let seeds = [5, 4, 3, 2, 1, 0, 99, u64::MAX];
+                let n = <I::Lanes as Lane>::N;
+                for (rows, cols) in [(1, 1), (3, 63), (2, 64), (5, 65), (90, 140), (7, 257)] {
+                    for p in P_CASES {
+                        lanes_match_single::<I::Lanes>(rows, cols, p, &seeds[..n]);
                     }
                 }
             }
-            for (c, &(_, _, y, x)) in cells.iter().enumerate() {
-                if result[c] == Some(true) {
-                    g.set(y, x, true);
-                }
-            }
         }
-        g
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(96))]
-        #[test]
-        fn bernoulli_matches_oracle(rows in 1usize..7, cols in 1usize..600, seed: u64,
-                                    p_sel in 0usize..8, p_rand in 0.0f64..1.0) {
-            let p = [0.0, 1.0, 0.5, 0.25, 0.75, 0.45, 1.0 / 1024.0, p_rand][p_sel];
-            let mut parent = cave_rng(seed);
-            let lanes = [Xoshiro256x4::from_stream(&mut parent), Xoshiro256x4::from_stream(&mut parent)];
-            let mut l2 = lanes.clone();
-            let mut g = Grid::new(rows, cols).unwrap();
-            fill_bernoulli_lanes(&mut g, p, &mut l2).unwrap();
-            let want = bernoulli_oracle(rows, cols, p, &lanes);
-            prop_assert_eq!(&g, &want);
-            prop_assert!(outside_is_zero(&g));
+        for (rows, cols) in [(1, 1), (90, 140)] {
+            lanes_match_single::<u64>(rows, cols, 0.45, &[7]);
+        }
+        for simd in Simd::available() {
+            simd.run(T);
         }
     }
 
     #[test]
     fn bernoulli_hand_cases() {
-        // One block: 1 row of 256 cells, lane i = word i. Derived from the method by hand:
+        // One row of 64 cells is packed word 0: slot generator 0 decides it. Derived from the
+        // method by hand:
         // p = 1/2: WALL iff u's first bit is 0            -> !r0
         // p = 1/4: WALL iff u's first two bits are 00     -> !r0 & !r1
         // p = 3/4: WALL iff u's first two bits are not 11 -> !(r0 & r1)
-        // (p = 1/4 and 3/4 stop after 2 levels: k has 2 significant bits.)
-        let mut parent = cave_rng(77);
-        let lanes = [
-            Xoshiro256x4::from_stream(&mut parent),
-            Xoshiro256x4::from_stream(&mut parent),
-        ];
-        // A single block is a pair with an empty second block: generator 0 decides it.
-        let mut probe = lanes[0].clone();
-        let r0 = probe.next_u64x4().to_array();
-        let r1 = probe.next_u64x4().to_array();
-        let cases: [(f64, [u64; 4]); 3] = [
-            (0.5, std::array::from_fn(|i| !r0[i])),
-            (0.25, std::array::from_fn(|i| !r0[i] & !r1[i])),
-            (0.75, std::array::from_fn(|i| !(r0[i] & r1[i]))),
-        ];
-        for (p, want) in cases {
-            let mut g = Grid::new(1, 256).unwrap();
-            fill_bernoulli_lanes(&mut g, p, &mut lanes.clone()).unwrap();
-            assert_eq!(g.row(0), &want[..], "p {p}");
+        // (p = 1/4 and 3/4 stop after 2 levels: k has 2 significant bits, no tail.)
+        let st = slot_states(&mut cave_rng(77));
+        let mut g0 = crate::rng::xoshiro_from_state(st[0]);
+        let (r0, r1) = (g0.next_u64(), g0.next_u64());
+        for (p, want) in [(0.5, !r0), (0.25, !r0 & !r1), (0.75, !(r0 & r1))] {
+            let mut g = Grid::new(1, 64).unwrap();
+            fill_bernoulli(Simd::detect(), &mut g, p, &mut cave_rng(77)).unwrap();
+            assert_eq!(g.row(0), &[want][..], "p {p}");
         }
-        // Padding: 138 columns = words 0, 1 full, word 2 keeps 10 bits, lane 3 unused.
-        let mut g = Grid::new(1, 138).unwrap();
-        fill_bernoulli_lanes(&mut g, 0.5, &mut lanes.clone()).unwrap();
-        assert_eq!(g.row(0), &[!r0[0], !r0[1], !r0[2] & 0x3ff][..]);
+        // Packing across rows: 2 rows of 40 cells are packed word 0's bits 0..40 and 40..80
+        // (bits 40..64 of word 0, then bits 0..16 of word 1 from slot generator 1).
+        let mut g1 = crate::rng::xoshiro_from_state(st[1]);
+        let s0 = g1.next_u64();
+        let mut g = Grid::new(2, 40).unwrap();
+        fill_bernoulli(Simd::detect(), &mut g, 0.5, &mut cave_rng(77)).unwrap();
+        let m40 = (1u64 << 40) - 1;
+        assert_eq!(g.row(0), &[!r0 & m40][..]);
+        assert_eq!(g.row(1), &[((!r0 >> 40) | (!s0 << 24)) & m40][..]);
     }
 
     #[test]
     fn bernoulli_p0_p1_and_bad_p() {
         for (rows, cols) in [(1, 1), (3, 63), (5, 64), (7, 65), (90, 140)] {
             let mut g = Grid::new(rows, cols).unwrap();
-            fill_bernoulli(&mut g, 1.0, &mut cave_rng(1)).unwrap();
+            fill_bernoulli(S, &mut g, 1.0, &mut cave_rng(1)).unwrap();
             assert_eq!(g.count_walls(), (rows * cols) as u64);
             assert!(outside_is_zero(&g));
-            fill_bernoulli(&mut g, 0.0, &mut cave_rng(1)).unwrap();
+            fill_bernoulli(S, &mut g, 0.0, &mut cave_rng(1)).unwrap();
             assert_eq!(g.count_walls(), 0);
             // Below 2^-64 quantises to 0.
-            fill_bernoulli(&mut g, 1e-30, &mut cave_rng(1)).unwrap();
+            fill_bernoulli(S, &mut g, 1e-30, &mut cave_rng(1)).unwrap();
             assert_eq!(g.count_walls(), 0);
             assert!(outside_is_zero(&g));
         }
         let mut g = Grid::new(2, 2).unwrap();
         for p in [f64::NAN, -0.01, 1.5, f64::INFINITY] {
-            let e = fill_bernoulli(&mut g, p, &mut cave_rng(1)).unwrap_err();
+            let e = fill_bernoulli(S, &mut g, p, &mut cave_rng(1)).unwrap_err();
             assert!(matches!(e, FillError::BadProbability(_)));
             assert!(fill_numpy(&mut g, p, 1).is_err());
         }
@@ -540,11 +922,12 @@ mod tests {
     }
 
     #[test]
-    fn bernoulli_draws_32_words_from_the_stream() {
-        for p in [0.0, 0.3, 1.0] {
+    fn bernoulli_draws_32_words_from_the_stream_without_tail() {
+        // 0.25 has 2 significant bits (no tail); 0 and 1 draw no levels at all.
+        for p in [0.0, 0.25, 1.0] {
             let mut a = cave_rng(3);
             let mut g = Grid::new(9, 70).unwrap();
-            fill_bernoulli(&mut g, p, &mut a).unwrap();
+            fill_bernoulli(S, &mut g, p, &mut a).unwrap();
             let mut b = cave_rng(3);
             for _ in 0..32 {
                 b.next_u64();
@@ -557,10 +940,10 @@ mod tests {
     fn bernoulli_deterministic_per_seed() {
         let mut a = Grid::new(90, 140).unwrap();
         let mut b = Grid::new(90, 140).unwrap();
-        fill_bernoulli(&mut a, 0.45, &mut cave_rng(10)).unwrap();
-        fill_bernoulli(&mut b, 0.45, &mut cave_rng(10)).unwrap();
+        fill_bernoulli(S, &mut a, 0.45, &mut cave_rng(10)).unwrap();
+        fill_bernoulli(S, &mut b, 0.45, &mut cave_rng(10)).unwrap();
         assert_eq!(a, b);
-        fill_bernoulli(&mut b, 0.45, &mut cave_rng(11)).unwrap();
+        fill_bernoulli(S, &mut b, 0.45, &mut cave_rng(11)).unwrap();
         assert_ne!(a, b);
     }
 
@@ -572,7 +955,7 @@ mod tests {
             let mut per_col = vec![0u64; cols];
             let mut total = 0u64;
             for seed in 0..seeds {
-                fill_bernoulli(&mut g, p, &mut cave_rng(seed)).unwrap();
+                fill_bernoulli(S, &mut g, p, &mut cave_rng(seed)).unwrap();
                 total += g.count_walls();
                 for y in 0..rows {
                     for (x, c) in per_col.iter_mut().enumerate() {
@@ -607,22 +990,22 @@ mod tests {
             let mut g = Grid::new(rows, cols).unwrap();
             for k in [0, 1, n / 2, n / 2 + 1, n - 1, n] {
                 for seed in 0..5 {
-                    fill_exact_count(&mut g, k, &mut cave_rng(seed)).unwrap();
+                    fill_exact_count(S, &mut g, k, &mut cave_rng(seed)).unwrap();
                     assert_eq!(g.count_walls(), (n - k) as u64, "{rows}x{cols} floor {k}");
                     assert!(outside_is_zero(&g));
-                    fill_exact_walls(&mut g, k, &mut cave_rng(seed)).unwrap();
+                    fill_exact_walls(S, &mut g, k, &mut cave_rng(seed)).unwrap();
                     assert_eq!(g.count_walls(), k as u64, "{rows}x{cols} walls {k}");
                     assert!(outside_is_zero(&g));
                 }
             }
-            let e = fill_exact_count(&mut g, n + 1, &mut cave_rng(0)).unwrap_err();
+            let e = fill_exact_count(S, &mut g, n + 1, &mut cave_rng(0)).unwrap_err();
             assert!(
                 matches!(e, FillError::CountTooLarge { count, cells, .. } if count == n + 1 && cells == n)
             );
-            assert!(fill_exact_walls(&mut g, n + 1, &mut cave_rng(0)).is_err());
+            assert!(fill_exact_walls(S, &mut g, n + 1, &mut cave_rng(0)).is_err());
         }
         let mut g = Grid::new(19, 77).unwrap();
-        fill_exact_count(&mut g, 624, &mut cave_rng(9)).unwrap();
+        fill_exact_count(S, &mut g, 624, &mut cave_rng(9)).unwrap();
         assert_eq!(g.cells() - g.count_walls() as usize, 624);
     }
 
@@ -630,10 +1013,10 @@ mod tests {
     fn exact_count_deterministic() {
         let mut a = Grid::new(19, 77).unwrap();
         let mut b = Grid::new(19, 77).unwrap();
-        fill_exact_count(&mut a, 624, &mut cave_rng(4)).unwrap();
-        fill_exact_count(&mut b, 624, &mut cave_rng(4)).unwrap();
+        fill_exact_count(S, &mut a, 624, &mut cave_rng(4)).unwrap();
+        fill_exact_count(S, &mut b, 624, &mut cave_rng(4)).unwrap();
         assert_eq!(a, b);
-        fill_exact_count(&mut b, 624, &mut cave_rng(5)).unwrap();
+        fill_exact_count(S, &mut b, 624, &mut cave_rng(5)).unwrap();
         assert_ne!(a, b);
     }
 
@@ -661,9 +1044,9 @@ mod tests {
                 for seed in 0..trials {
                     let mut r = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0xabcdef);
                     if walls {
-                        fill_exact_walls(&mut g, k, &mut r).unwrap();
+                        fill_exact_walls(S, &mut g, k, &mut r).unwrap();
                     } else {
-                        fill_exact_count(&mut g, k, &mut r).unwrap();
+                        fill_exact_count(S, &mut g, k, &mut r).unwrap();
                     }
                     let pattern = g.row(0)[0] | (g.row(1)[0] << 3);
                     hist[pattern as usize] += 1;
@@ -692,7 +1075,7 @@ mod tests {
             let mut per_cell = vec![0u64; rows * cols];
             let mut g = Grid::new(rows, cols).unwrap();
             for seed in 0..20_000 {
-                fill_exact_count(&mut g, k, &mut cave_rng(seed)).unwrap();
+                fill_exact_count(S, &mut g, k, &mut cave_rng(seed)).unwrap();
                 for (i, c) in per_cell.iter_mut().enumerate() {
                     *c += !g.get(i / cols, i % cols) as u64;
                 }

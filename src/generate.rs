@@ -1,18 +1,37 @@
 //! The per-seed pipeline: recipe + seed -> filled grid -> passes -> post-steps -> metrics.
 //!
-//! A [`Generator`] owns every buffer one cave needs (grid, step scratch, measurer, trajectory),
-//! so a worker thread makes one and calls [`Generator::run`] for seed after seed with no
+//! A [`Generator`] owns every buffer its caves need (grids, step scratch, batch lanes, measurer,
+//! trajectories), so a worker thread makes one and generates seed after seed with no
 //! allocation. The cave for `(recipe, seed)` depends on nothing else: not on the thread, the
-//! chunk or the order of seeds.
+//! chunk, the order of seeds, the batch a seed ran in or the SIMD path.
+//!
+//! **Batches.** When the fill is the xoshiro Bernoulli fill, [`Generator::generate`] makes caves
+//! `L` at a time (`L` = the lanes of the SIMD path's widest vector: 8 with AVX-512, 4 with AVX2),
+//! one cave per lane: the fill writes the lanes directly ([`fill::bernoulli_lanes`]), and when
+//! every pass is a sync Moore pass the steps run on the lanes too ([`kernel::step_lanes`]),
+//! counting each cave's walls as they go; each cave is then copied out to its own [`Grid`] for
+//! post-steps and measurement. Every lane is its own cave's stream (see [`crate::fill`]), so a
+//! cave is the same in a full batch, a partial one at the end of a range, or alone:
+//! [`Generator::run`] is a batch of one.
+//!
+//! Other recipes (numpy's replay, exact-count fills, in-place or two-radius passes, grids too big
+//! to hold `L` copies of cheaply) are made one cave at a time with the same kernels.
 
 use std::ops::ControlFlow;
+use std::time::Instant;
 
-use crate::fill::{self, FillError};
+use crate::fill::{self, FillError, Threshold};
 use crate::grid::Grid;
-use crate::kernel::Stepper;
+use crate::kernel::{self, Stepper, batch::LaneBuf};
 use crate::measure::{Lazy, MeasureConfig, Measurer, Metric, MetricSet, Values};
 use crate::recipe::{Fill, Recipe, RecipeError};
-use crate::rng::{RngKind, cave_rng};
+use crate::rng::{CaveRng, RngKind, cave_rng};
+use crate::rule::Pass;
+use crate::simd::{Isa, Lane, Simd, Task};
+
+/// Largest batch buffer (bytes, per buffer) for which caves are batched in lanes; bigger grids
+/// are made one at a time (their rows fill the row kernel's vectors anyway).
+const MAX_BATCH_BYTES: usize = 4 << 20;
 
 /// One generated and measured cave, borrowed from the [`Generator`] until its next run.
 pub struct Cave<'a> {
@@ -25,52 +44,139 @@ pub struct Cave<'a> {
     pub values: &'a Values,
 }
 
+/// How the caves of a recipe are made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Plan {
+    /// One cave at a time.
+    Single,
+    /// The fill in lanes; the passes in lanes too if `steps`, else per cave after copying out.
+    Lanes { th: Threshold, steps: bool },
+}
+
+/// One cave's buffers.
+#[derive(Debug)]
+struct Slot {
+    grid: Grid,
+    trajectory: Vec<f64>,
+}
+
+impl AsMut<Grid> for Slot {
+    fn as_mut(&mut self) -> &mut Grid {
+        &mut self.grid
+    }
+}
+
 /// Generates and measures caves of one recipe. See the module docs.
 pub struct Generator {
     recipe: Recipe,
     cfg: MeasureConfig,
+    simd: Simd,
+    plan: Plan,
     stepper: Stepper,
     measurer: Measurer,
-    grid: Grid,
-    trajectory: Vec<f64>,
+    /// The two batch buffers (a step reads one and writes the other).
+    lanes: [LaneBuf; 2],
+    /// One per lane (one in total without batching).
+    slots: Vec<Slot>,
+    /// The streams of the caves in flight, one per lane.
+    rngs: Vec<CaveRng>,
     values: Values,
+    /// Stage times, when recording ([`Generator::set_timing`]).
+    timing: Option<StageTimes>,
 }
 
 impl Generator {
-    /// A generator for `recipe` computing `metrics`. Validates the recipe.
+    /// A generator for `recipe` computing `metrics`, on the process's SIMD path
+    /// ([`Simd::active`]). Validates the recipe.
     pub fn new(recipe: &Recipe, metrics: MetricSet) -> Result<Generator, RecipeError> {
+        Generator::with_simd(recipe, metrics, Simd::active())
+    }
+
+    /// [`Generator::new`] on a given SIMD path.
+    pub fn with_simd(
+        recipe: &Recipe,
+        metrics: MetricSet,
+        simd: Simd,
+    ) -> Result<Generator, RecipeError> {
         recipe.validate()?;
-        let cfg = MeasureConfig {
-            connectivity: recipe.connectivity,
-            spawn: recipe.spawn_cell(),
-            exit: recipe.exit_cell(),
-            metrics,
-        };
-        Ok(Generator {
+        let plan = Generator::plan(recipe, simd)?;
+        let mut g = Generator {
             recipe: recipe.clone(),
-            cfg,
-            stepper: Stepper::new(),
-            measurer: Measurer::new(),
-            grid: Grid::new(recipe.rows, recipe.cols)?,
-            trajectory: Vec::with_capacity(recipe.trajectory_len()),
+            cfg: Generator::config(recipe, metrics),
+            simd,
+            plan,
+            stepper: Stepper::with_simd(simd),
+            measurer: Measurer::with_simd(simd),
+            lanes: Default::default(),
+            slots: Vec::new(),
+            rngs: Vec::new(),
             values: [f64::NAN; crate::measure::Metric::COUNT],
-        })
+            timing: None,
+        };
+        g.fit_slots()?;
+        Ok(g)
     }
 
     /// Switch to another recipe (computing `metrics`), keeping the buffers when the grid shape is
     /// unchanged: a sweep worker moves from grid point to grid point without reallocating.
     pub fn set_recipe(&mut self, recipe: Recipe, metrics: MetricSet) -> Result<(), RecipeError> {
         recipe.validate()?;
-        if (recipe.rows, recipe.cols) != (self.grid.rows(), self.grid.cols()) {
-            self.grid = Grid::new(recipe.rows, recipe.cols)?;
-        }
-        self.cfg = MeasureConfig {
+        self.plan = Generator::plan(&recipe, self.simd)?;
+        self.cfg = Generator::config(&recipe, metrics);
+        self.recipe = recipe;
+        self.fit_slots()
+    }
+
+    fn config(recipe: &Recipe, metrics: MetricSet) -> MeasureConfig {
+        MeasureConfig {
             connectivity: recipe.connectivity,
             spawn: recipe.spawn_cell(),
             exit: recipe.exit_cell(),
             metrics,
+        }
+    }
+
+    /// How `recipe`'s caves are made on `simd` (see the module docs).
+    fn plan(recipe: &Recipe, simd: Simd) -> Result<Plan, RecipeError> {
+        let wpr = recipe.cols.div_ceil(64);
+        let bytes = (recipe.rows + 2) * (wpr + 2) * 8 * simd.lanes();
+        Ok(match (recipe.fill, recipe.rng) {
+            (Fill::Bernoulli { p }, RngKind::Xoshiro) if bytes <= MAX_BATCH_BYTES => Plan::Lanes {
+                th: Threshold::new(p).map_err(|e| RecipeError::Key {
+                    key: "fill".into(),
+                    msg: e.to_string(),
+                })?,
+                steps: recipe
+                    .passes
+                    .iter()
+                    .all(|p| kernel::sync_moore(p).is_some()),
+            },
+            _ => Plan::Single,
+        })
+    }
+
+    /// One slot (grid, trajectory, stream) per cave of a batch, shaped like the recipe.
+    fn fit_slots(&mut self) -> Result<(), RecipeError> {
+        let n = match self.plan {
+            Plan::Single => 1,
+            Plan::Lanes { .. } => self.simd.lanes(),
         };
-        self.recipe = recipe;
+        let (rows, cols) = (self.recipe.rows, self.recipe.cols);
+        if self
+            .slots
+            .first()
+            .is_some_and(|s| (s.grid.rows(), s.grid.cols()) != (rows, cols))
+        {
+            self.slots.clear();
+        }
+        self.slots.truncate(n);
+        while self.slots.len() < n {
+            self.slots.push(Slot {
+                grid: Grid::new(rows, cols)?,
+                trajectory: Vec::with_capacity(self.recipe.trajectory_len()),
+            });
+        }
+        self.rngs.resize_with(n, || cave_rng(0));
         Ok(())
     }
 
@@ -78,80 +184,294 @@ impl Generator {
         &self.recipe
     }
 
+    /// The SIMD path this generator runs on.
+    pub fn simd(&self) -> Simd {
+        self.simd
+    }
+
+    /// Caves made per batch (1 when this recipe is made one cave at a time).
+    pub fn batch_size(&self) -> usize {
+        self.slots.len()
+    }
+
     /// The measuring settings of this generator's recipe (spawn, exit, connectivity, metrics).
     pub fn measure_config(&self) -> &MeasureConfig {
         &self.cfg
     }
 
-    /// Fill, step and post-process the cave of `seed` into `self.grid`, recording the
-    /// wall-fraction trajectory. No metrics.
-    fn make(&mut self, seed: u64) -> Result<(), FillError> {
-        let r = &self.recipe;
-        let g = &mut self.grid;
-        // Everything random after the fill (corridor digging) continues this stream; with the
-        // numpy RNG the fill replays numpy and the rest uses the seed's xoshiro stream.
-        let mut rng = cave_rng(seed);
-        match (r.fill, r.rng) {
-            (Fill::Bernoulli { p }, RngKind::Numpy) => fill::fill_numpy(g, p, seed)?,
-            (Fill::Bernoulli { p }, RngKind::Xoshiro) => fill::fill_bernoulli(g, p, &mut rng)?,
-            (Fill::ExactFloor { floor }, _) => fill::fill_exact_count(g, floor, &mut rng)?,
-        }
-        let cells = g.cells() as f64;
-        self.trajectory.clear();
-        self.trajectory.push(g.count_walls() as f64 / cells);
-        for pass in &r.passes {
-            for _ in 0..pass.repeat {
-                self.stepper.step(g, pass);
-                self.trajectory.push(g.count_walls() as f64 / cells);
+    /// Make the caves of `seeds` (at most [`Generator::batch_size`] of them) into slots
+    /// `0..seeds.len()`: grid and wall-fraction trajectory, post-steps included. No metrics.
+    fn make(&mut self, seeds: &[u64]) -> Result<(), FillError> {
+        debug_assert!(!seeds.is_empty() && seeds.len() <= self.slots.len());
+        let cells = (self.recipe.rows * self.recipe.cols) as f64;
+        match self.plan {
+            Plan::Single => {
+                let seed = seeds[0];
+                self.rngs[0] = cave_rng(seed);
+                let t = self.timing.as_ref().map(|_| Instant::now());
+                let (r, slot, rng) = (&self.recipe, &mut self.slots[0], &mut self.rngs[0]);
+                let g = &mut slot.grid;
+                // Everything random after the fill (corridor digging) continues this stream;
+                // with the numpy RNG the fill replays numpy and the rest uses the seed's
+                // xoshiro stream.
+                match (r.fill, r.rng) {
+                    (Fill::Bernoulli { p }, RngKind::Numpy) => fill::fill_numpy(g, p, seed)?,
+                    (Fill::Bernoulli { p }, RngKind::Xoshiro) => {
+                        fill::fill_bernoulli(self.simd, g, p, rng)?
+                    }
+                    (Fill::ExactFloor { floor }, _) => {
+                        fill::fill_exact_count(self.simd, g, floor, rng)?
+                    }
+                }
+                slot.trajectory.clear();
+                slot.trajectory.push(g.count_walls() as f64 / cells);
+                let t1 = self.timing.as_ref().map(|_| Instant::now());
+                run_passes(&mut self.stepper, &r.passes, slot, cells);
+                if let (Some(t), Some(t1), Some(times)) = (t, t1, self.timing.as_mut()) {
+                    times.fill += t1 - t;
+                    times.passes += t1.elapsed();
+                }
+            }
+            Plan::Lanes { th, steps } => {
+                for (k, rng) in self.rngs.iter_mut().enumerate() {
+                    // Lanes past the seeds run a throwaway cave (the last seed again).
+                    *rng = cave_rng(seeds[k.min(seeds.len() - 1)]);
+                }
+                let mut cur = 0;
+                let phases: &[Phase] = if steps {
+                    &[Phase::Fill, Phase::Steps, Phase::Copy]
+                } else {
+                    &[Phase::Fill, Phase::Copy]
+                };
+                for &phase in phases {
+                    let t = self.timing.as_ref().map(|_| Instant::now());
+                    cur = self.simd.run(BatchTask {
+                        phase,
+                        recipe: &self.recipe,
+                        th,
+                        bufs: &mut self.lanes,
+                        cur,
+                        slots: &mut self.slots[..seeds.len()],
+                        rngs: &mut self.rngs,
+                    });
+                    if let (Some(t), Some(times)) = (t, self.timing.as_mut()) {
+                        *match phase {
+                            Phase::Fill => &mut times.fill,
+                            Phase::Steps => &mut times.passes,
+                            Phase::Copy => &mut times.copy,
+                        } += t.elapsed();
+                    }
+                }
+                if !steps {
+                    let t = self.timing.as_ref().map(|_| Instant::now());
+                    for slot in &mut self.slots[..seeds.len()] {
+                        run_passes(&mut self.stepper, &self.recipe.passes, slot, cells);
+                    }
+                    if let (Some(t), Some(times)) = (t, self.timing.as_mut()) {
+                        times.passes += t.elapsed();
+                    }
+                }
             }
         }
-        for &step in &r.post {
-            self.measurer.apply_post(g, step, r.connectivity, &mut rng);
-            self.trajectory.push(g.count_walls() as f64 / cells);
+        let t = self
+            .timing
+            .as_ref()
+            .filter(|_| !self.recipe.post.is_empty())
+            .map(|_| Instant::now());
+        for (slot, rng) in self.slots[..seeds.len()].iter_mut().zip(&mut self.rngs) {
+            for &step in &self.recipe.post {
+                self.measurer
+                    .apply_post(&mut slot.grid, step, self.recipe.connectivity, rng);
+                slot.trajectory.push(slot.grid.count_walls() as f64 / cells);
+            }
+        }
+        if let Some(times) = self.timing.as_mut() {
+            if let Some(t) = t {
+                times.post += t.elapsed();
+            }
+            times.caves += seeds.len() as u64;
         }
         Ok(())
     }
 
+    /// Start (or stop) recording how long each stage of [`Generator::generate`] takes
+    /// (`cavesweep bench` reports it); [`Generator::take_times`] returns the totals. A few
+    /// clock reads per batch, none per cell.
+    pub fn set_timing(&mut self, on: bool) {
+        self.timing = on.then(StageTimes::default);
+    }
+
+    /// The stage times recorded since timing was switched on or last taken.
+    pub fn take_times(&mut self) -> StageTimes {
+        self.timing.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
     /// Generate and measure the cave of `seed`.
     pub fn run(&mut self, seed: u64) -> Result<Cave<'_>, FillError> {
-        self.make(seed)?;
+        self.make(&[seed])?;
+        let slot = &self.slots[0];
         self.measurer
-            .measure(&self.grid, &self.cfg, &mut self.values);
+            .measure(&slot.grid, &self.cfg, &mut self.values);
         Ok(Cave {
             seed,
-            grid: &self.grid,
-            trajectory: &self.trajectory,
+            grid: &slot.grid,
+            trajectory: &slot.trajectory,
             values: &self.values,
         })
     }
 
     /// Generate the caves of every seed in `seeds`, in ascending order, handing each to `visit`
     /// unmeasured: the visitor measures what it needs through [`Generated`]. This is the entry
-    /// point of the sweep and search engines; it may batch seeds internally (several caves in
-    /// SIMD lanes), but each cave is exactly the one [`Generator::run`] makes for its seed.
+    /// point of the sweep and search engines; it batches seeds in SIMD lanes (see the module
+    /// docs), and each cave is exactly the one [`Generator::run`] makes for its seed.
     /// Stops early when `visit` returns `Break`.
     pub fn generate(
         &mut self,
         seeds: std::ops::Range<u64>,
         mut visit: impl FnMut(&mut Generated<'_>) -> ControlFlow<()>,
     ) -> Result<ControlFlow<()>, FillError> {
-        for seed in seeds {
-            self.make(seed)?;
-            let mut cave = Generated {
-                seed,
-                grid: &self.grid,
-                trajectory: &self.trajectory,
-                view: self
-                    .measurer
-                    .lazy(&self.grid, &self.cfg)
-                    .with_walls(final_walls(&self.trajectory, self.grid.cells())),
-            };
-            if visit(&mut cave).is_break() {
-                return Ok(ControlFlow::Break(()));
+        let l = self.slots.len() as u64;
+        let mut batch = [0u64; 8];
+        let mut next = seeds.start;
+        while next < seeds.end {
+            let n = (seeds.end - next).min(l) as usize;
+            for (k, s) in batch[..n].iter_mut().enumerate() {
+                *s = next + k as u64;
+            }
+            next += n as u64;
+            self.make(&batch[..n])?;
+            for (k, &seed) in batch[..n].iter().enumerate() {
+                let slot = &self.slots[k];
+                let mut cave = Generated {
+                    seed,
+                    grid: &slot.grid,
+                    trajectory: &slot.trajectory,
+                    view: self
+                        .measurer
+                        .lazy(&slot.grid, &self.cfg)
+                        .with_walls(final_walls(&slot.trajectory, slot.grid.cells())),
+                };
+                if visit(&mut cave).is_break() {
+                    return Ok(ControlFlow::Break(()));
+                }
             }
         }
         Ok(ControlFlow::Continue(()))
     }
+}
+
+/// Apply every pass of a recipe to one cave, recording the wall fraction after each step.
+fn run_passes(stepper: &mut Stepper, passes: &[Pass], slot: &mut Slot, cells: f64) {
+    for pass in passes {
+        for _ in 0..pass.repeat {
+            let walls = stepper.step(&mut slot.grid, pass);
+            slot.trajectory.push(walls as f64 / cells);
+        }
+    }
+}
+
+/// A part of a batch made in lanes, in a SIMD clone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// The fill, into buffer 0 (the wall fraction starts each trajectory).
+    Fill,
+    /// Every pass (all sync Moore), from buffer `cur` back and forth.
+    Steps,
+    /// Each wanted cave copied out of buffer `cur` to its slot.
+    Copy,
+}
+
+struct BatchTask<'a> {
+    phase: Phase,
+    recipe: &'a Recipe,
+    th: Threshold,
+    bufs: &'a mut [LaneBuf; 2],
+    /// The buffer holding the batch.
+    cur: usize,
+    /// The caves wanted (a prefix of the lanes).
+    slots: &'a mut [Slot],
+    /// One stream per lane.
+    rngs: &'a mut [CaveRng],
+}
+
+impl Task for BatchTask<'_> {
+    /// The buffer holding the batch afterwards.
+    type Output = usize;
+    #[inline(always)]
+    fn run<I: Isa>(self) -> usize {
+        let BatchTask {
+            phase,
+            recipe,
+            th,
+            bufs,
+            mut cur,
+            slots,
+            rngs,
+        } = self;
+        let (rows, cols) = (recipe.rows, recipe.cols);
+        let cells = (rows * cols) as f64;
+        let n = <I::Lanes as Lane>::N;
+        let [b0, b1] = bufs;
+        match phase {
+            Phase::Fill => {
+                let mut a = b0.view::<I::Lanes>(rows, cols);
+                let counts = fill::bernoulli_lanes(a.raw_mut(), rows, cols, &th, &mut rngs[..n]);
+                for (k, slot) in slots.iter_mut().enumerate() {
+                    slot.trajectory.clear();
+                    slot.trajectory.push(counts.get(k) as f64 / cells);
+                }
+                0
+            }
+            Phase::Steps => {
+                let (mut a, mut b) = if cur == 0 {
+                    (
+                        b0.view::<I::Lanes>(rows, cols),
+                        b1.view::<I::Lanes>(rows, cols),
+                    )
+                } else {
+                    (
+                        b1.view::<I::Lanes>(rows, cols),
+                        b0.view::<I::Lanes>(rows, cols),
+                    )
+                };
+                // Guards of the other buffer read as FLOOR until a step prepares them.
+                b.clear_edges();
+                for pass in &recipe.passes {
+                    let masks = kernel::sync_moore(pass).expect("checked when planning");
+                    for _ in 0..pass.repeat {
+                        let c =
+                            kernel::step_lanes(&mut a, &mut b, masks, pass.outside, pass.border);
+                        std::mem::swap(&mut a, &mut b);
+                        cur ^= 1;
+                        for (k, slot) in slots.iter_mut().enumerate() {
+                            slot.trajectory.push(c.get(k) as f64 / cells);
+                        }
+                    }
+                }
+                cur
+            }
+            Phase::Copy => {
+                let a = if cur == 0 { b0 } else { b1 }.view::<I::Lanes>(rows, cols);
+                a.lanes_to_grids(slots);
+                cur
+            }
+        }
+    }
+}
+
+/// Time spent per stage by [`Generator::generate`] (see [`Generator::set_timing`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct StageTimes {
+    /// Caves made.
+    pub caves: u64,
+    /// The fill (in lanes or per cave).
+    pub fill: std::time::Duration,
+    /// The passes (in lanes or per cave), wall counts for the trajectory included.
+    pub passes: std::time::Duration,
+    /// Copying caves out of the lanes to their grids.
+    pub copy: std::time::Duration,
+    /// Post-steps.
+    pub post: std::time::Duration,
 }
 
 /// The final grid's WALL count, recovered from the trajectory's last entry (`walls / cells`

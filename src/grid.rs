@@ -8,7 +8,7 @@
 //! ```
 //!
 //! Bit `x % 64` of word `x / 64` of a row holds column `x`. The guard words and guard rows let the
-//! step kernels read every neighbour word of a row with plain (unaligned) loads, `u64x4` at a time,
+//! step kernels read every neighbour word of a row with plain (unaligned) loads, 4 words at a time,
 //! without bounds checks or edge special cases: before a step, [`Grid::prepare_edges`] writes what
 //! cells outside the grid read as (floor, wall or the wrapped-around cells) into the guards and the
 //! padding bits; [`Grid::clear_edges`] restores the invariant that every bit outside the grid is 0,
@@ -168,11 +168,25 @@ impl Grid {
         self.data.copy_from_slice(&other.data);
     }
 
-    /// Number of WALL cells (popcount; padding bits are zero).
+    /// Number of WALL cells (popcount; padding bits are zero), on the process's SIMD path.
     pub fn count_walls(&self) -> u64 {
-        // Every bit outside the grid is zero between kernel calls, so the whole buffer can be
-        // counted in one straight (vectorised) pass.
-        self.data.iter().map(|w| w.count_ones() as u64).sum()
+        self.count_walls_on(crate::simd::Simd::active())
+    }
+
+    /// [`Grid::count_walls`] on a given SIMD path.
+    pub fn count_walls_on(&self, simd: crate::simd::Simd) -> u64 {
+        struct T<'a>(&'a [u64]);
+        impl crate::simd::Task for T<'_> {
+            type Output = u64;
+            #[inline(always)]
+            fn run<I: crate::simd::Isa>(self) -> u64 {
+                // Every bit outside the grid is zero between kernel calls, so the whole buffer
+                // can be counted in one straight pass, vectorised in the clone (`vpopcntq`, or
+                // the `vpshufb` nibble table).
+                self.0.iter().map(|w| w.count_ones() as u64).sum()
+            }
+        }
+        simd.run(T(&self.data))
     }
 
     /// Fraction of cells that are WALL.
@@ -204,6 +218,8 @@ impl Grid {
     /// bit after column `cols - 1` (bit 0 of the next word when `cols % 64 == 0`), and the guard
     /// rows. For `floor` and `wall` the whole guard is filled; for `wrap` exactly those bits get
     /// the wrapped-around cell, and the guard rows get copies of the last and first rows.
+    /// (Inlined into the SIMD clones that step grids.)
+    #[inline(always)]
     pub fn prepare_edges(&mut self, outside: Outside) {
         if outside == Outside::Floor {
             return; // the invariant (everything outside is 0) already reads as FLOOR
@@ -261,6 +277,7 @@ impl Grid {
     }
 
     /// Undo [`Grid::prepare_edges`]`(outside)`: every bit outside the grid is zero again.
+    #[inline(always)]
     pub fn clear_edges_after(&mut self, outside: Outside) {
         if outside != Outside::Floor {
             self.clear_edges();
@@ -268,6 +285,7 @@ impl Grid {
     }
 
     /// Restore the invariant: every bit outside the grid is zero.
+    #[inline(always)]
     pub fn clear_edges(&mut self) {
         let (rows, wpr, stride) = (self.rows, self.wpr, self.stride);
         let mask = self.last_word_mask();
@@ -371,6 +389,12 @@ impl Grid {
                 }
             }
         }
+    }
+}
+
+impl AsMut<Grid> for Grid {
+    fn as_mut(&mut self) -> &mut Grid {
+        self
     }
 }
 

@@ -26,5 +26,6 @@ pub mod reproduce;
 pub mod rng;
 pub mod rule;
 pub mod search;
+pub mod simd;
 pub mod store;
 pub mod sweep;

@@ -9,6 +9,7 @@ use crate::measure::{self, MeasureConfig, MetricSet, Values};
 use crate::recipe::{Fill, Recipe};
 use crate::rng::{RngKind, cave_rng};
 use crate::rule::{Border, Outside, Pass, Rule, Update};
+use crate::simd::Simd;
 
 /// A byte grid: `cells[y * cols + x]` is 1 for WALL, 0 for FLOOR.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -181,8 +182,12 @@ pub fn cave(recipe: &Recipe, seed: u64, metrics: MetricSet) -> OracleCave {
     let mut rng = cave_rng(seed);
     match (recipe.fill, recipe.rng) {
         (Fill::Bernoulli { p }, RngKind::Numpy) => fill::fill_numpy(&mut g, p, seed),
-        (Fill::Bernoulli { p }, RngKind::Xoshiro) => fill::fill_bernoulli(&mut g, p, &mut rng),
-        (Fill::ExactFloor { floor }, _) => fill::fill_exact_count(&mut g, floor, &mut rng),
+        (Fill::Bernoulli { p }, RngKind::Xoshiro) => {
+            fill::fill_bernoulli(Simd::SCALAR, &mut g, p, &mut rng)
+        }
+        (Fill::ExactFloor { floor }, _) => {
+            fill::fill_exact_count(Simd::SCALAR, &mut g, floor, &mut rng)
+        }
     }
     .expect("validated fill");
     let mut b = ByteGrid::from_grid(&g);

@@ -1,5 +1,5 @@
-//! Random number sources for cave generation: the per-seed xoshiro stream, a 4-lane SIMD
-//! xoshiro256++ for word-parallel fills, and a bit-exact replay of numpy's
+//! Random number sources for cave generation: the per-seed xoshiro stream, xoshiro256++ in
+//! SIMD lanes for the word-parallel fills, and a bit-exact replay of numpy's
 //! `np.random.default_rng(seed)` (SeedSequence + PCG64) so the book chapter's numbers can be
 //! reproduced exactly, not just statistically.
 //!
@@ -12,8 +12,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use rand_core::{Infallible, Rng, SeedableRng, TryRng};
-use rand_pcg::Lcg128Xsl64;
-use wide::u64x4;
+
+use crate::simd::Lane;
 
 pub use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -30,7 +30,7 @@ pub fn cave_rng(seed: u64) -> CaveRng {
 /// A uniform integer in `0..s` (`s > 0`) by Lemire's nearly-divisionless method: unbiased
 /// (rejects the `2^64 mod s` low products), one `next_u64` per draw except with probability
 /// `< s / 2^64`. Used by the exact-count fill and meant for any later bounded draw of a cave.
-#[inline]
+#[inline(always)]
 pub fn uniform_below<R: Rng + ?Sized>(rng: &mut R, s: u64) -> u64 {
     debug_assert!(s > 0, "uniform_below needs a non-empty range");
     let mut m = (rng.next_u64() as u128) * (s as u128);
@@ -195,33 +195,83 @@ pub fn numpy_pcg64_init(seed: u64) -> (u128, u128) {
     (initstate, initseq)
 }
 
+/// PCG64's multiplier (numpy's `PCG_DEFAULT_MULTIPLIER_128`).
+pub const PCG_MULT: u128 = 0x2360_ED05_1FC6_5DA4_4385_DF64_9FCC_F645;
+
+/// PCG64's output function (XSL-RR): the XOR of the state's halves, rotated right by its top
+/// six bits.
+#[inline(always)]
+pub fn pcg_output(state: u128) -> u64 {
+    let hi = (state >> 64) as u64;
+    (hi ^ state as u64).rotate_right((hi >> 58) as u32)
+}
+
+/// The affine map `s -> a s + c` (mod 2^128) of `k` PCG steps with increment `inc`: lets `k`
+/// interleaved chains each jump `k` draws at a time (Brown's jump-ahead, by doubling).
+pub fn pcg_jump(k: u64, inc: u128) -> (u128, u128) {
+    let (mut a, mut c) = (1u128, 0u128); // the map so far
+    let (mut ma, mut mc) = (PCG_MULT, inc); // the map of 2^i steps
+    let mut k = k;
+    while k != 0 {
+        if k & 1 == 1 {
+            a = a.wrapping_mul(ma);
+            c = c.wrapping_mul(ma).wrapping_add(mc);
+        }
+        mc = mc.wrapping_mul(ma).wrapping_add(mc);
+        ma = ma.wrapping_mul(ma);
+        k >>= 1;
+    }
+    (a, c)
+}
+
 /// `np.random.default_rng(seed)`, bit for bit: PCG64 (XSL-RR 128/64) seeded through
-/// SeedSequence. Only what the fill needs: raw u64s and `random()` doubles.
-#[derive(Debug, Clone)]
+/// SeedSequence. Only what the fill needs: raw u64s, `random()` doubles, and the state (for the
+/// fill's jump-ahead chains).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NumpyRandom {
-    pcg: Lcg128Xsl64,
+    state: u128,
+    inc: u128,
 }
 
 impl NumpyRandom {
     pub fn new(seed: u64) -> NumpyRandom {
         let (initstate, initseq) = numpy_pcg64_init(seed);
-        // rand_pcg's `new` performs numpy's `pcg_setseq_128_srandom_r` exactly (it takes the raw
-        // stream and makes the odd increment itself).
-        NumpyRandom {
-            pcg: Lcg128Xsl64::new(initstate, initseq),
-        }
+        // numpy's `pcg_setseq_128_srandom_r`.
+        let inc = (initseq << 1) | 1;
+        let mut r = NumpyRandom { state: 0, inc };
+        r.step();
+        r.state = r.state.wrapping_add(initstate);
+        r.step();
+        r
     }
 
-    /// numpy's `bit_generator.random_raw()`.
+    #[inline(always)]
+    fn step(&mut self) {
+        self.state = self.state.wrapping_mul(PCG_MULT).wrapping_add(self.inc);
+    }
+
+    /// numpy's `bit_generator.random_raw()`: step, then output the new state.
     #[inline(always)]
     pub fn next_u64(&mut self) -> u64 {
-        self.pcg.next_u64()
+        self.step();
+        pcg_output(self.state)
     }
 
     /// numpy's `Generator.random()`: 53 random bits scaled to [0, 1), one u64 per double.
     #[inline(always)]
     pub fn next_f64(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// The generator's state and increment.
+    pub fn state(&self) -> (u128, u128) {
+        (self.state, self.inc)
+    }
+
+    /// Skip `k` draws.
+    pub fn advance(&mut self, k: u64) {
+        let (a, c) = pcg_jump(k, self.inc);
+        self.state = self.state.wrapping_mul(a).wrapping_add(c);
     }
 }
 
@@ -236,116 +286,111 @@ impl TryRng for NumpyRandom {
         Ok(self.next_u64())
     }
     fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Infallible> {
-        self.pcg.try_fill_bytes(dst)
+        for chunk in dst.chunks_mut(8) {
+            let w = self.next_u64().to_le_bytes();
+            chunk.copy_from_slice(&w[..chunk.len()]);
+        }
+        Ok(())
     }
 }
 
 // ---------------------------------------------------------------------------------------------
-// 4-lane xoshiro256++
+// xoshiro256++ in vector lanes
 // ---------------------------------------------------------------------------------------------
 
-/// Four independent xoshiro256++ generators in the lanes of `u64x4`: one step yields four
-/// random words for the price of one scalar step, which is what makes the word-parallel
-/// Bernoulli fill cheap. Lane `i` computes exactly what a scalar [`Xoshiro256PlusPlus`] with the
-/// same state computes (tested), so every lane is a documented, reproducible stream.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Xoshiro256x4 {
-    s: [u64x4; 4],
-}
+/// Generators the fills derive from a cave's stream (see [`slot_states`]).
+pub const SLOTS: usize = 8;
 
 /// SplitMix64's output finalizer: a bijection on u64 that decorrelates words drawn from one
 /// xoshiro stream before they become another xoshiro state.
 #[inline]
-fn splitmix_finalize(mut z: u64) -> u64 {
+pub fn splitmix_finalize(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
 }
 
-fn scalar_state(rng: &Xoshiro256PlusPlus) -> [u64; 4] {
-    let b = rng.state();
-    std::array::from_fn(|i| u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().unwrap()))
+/// The states of the [`SLOTS`] generators a fill runs, derived from the cave's stream: draws
+/// exactly 32 words `w[0..32]` from `rng`; generator `g`'s state word `j` (rand_xoshiro's
+/// order `s[0..4]`) is `splitmix_finalize(w[4 * g + j])`, and an all-zero state (xoshiro's fixed
+/// point, probability 2^-256) becomes `[1, 0, 0, 0]`. Cheap (32 scalar steps) and a pure
+/// function of the parent's state, hence of the cave seed.
+pub fn slot_states<R: Rng + ?Sized>(rng: &mut R) -> [[u64; 4]; SLOTS] {
+    let mut st = [[0u64; 4]; SLOTS];
+    for g in st.iter_mut() {
+        for w in g.iter_mut() {
+            *w = splitmix_finalize(rng.next_u64());
+        }
+        if g.iter().all(|&w| w == 0) {
+            g[0] = 1;
+        }
+    }
+    st
 }
 
-impl Xoshiro256x4 {
-    /// Lane `i` gets state `states[i]` (`s[0..4]` in rand_xoshiro's order). An all-zero state
-    /// (a fixed point of xoshiro) is replaced by `[1, 0, 0, 0]`.
-    pub fn from_lane_states(states: [[u64; 4]; 4]) -> Xoshiro256x4 {
-        let mut st = states;
-        for lane in st.iter_mut() {
-            if lane.iter().all(|&w| w == 0) {
-                lane[0] = 1;
+/// Independent xoshiro256++ generators in the lanes of a [`Lane`] vector: one step yields one
+/// output per lane for the price of one scalar step. Lane `i` computes exactly what a scalar
+/// [`Xoshiro256PlusPlus`] with the same state computes (tested), so every lane is a
+/// documented, reproducible stream.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LaneXoshiro<V: Lane> {
+    /// `s[j]` holds state word `j` of every lane.
+    pub s: [V; 4],
+}
+
+impl<V: Lane> LaneXoshiro<V> {
+    /// Lane `i` gets state `states(i)` (`s[0..4]` in rand_xoshiro's order, not all zero).
+    #[inline(always)]
+    pub fn from_states(mut states: impl FnMut(usize) -> [u64; 4]) -> LaneXoshiro<V> {
+        let mut s = [V::ZERO; 4];
+        for i in 0..V::N {
+            let st = states(i);
+            for j in 0..4 {
+                s[j].set(i, st[j]);
             }
         }
-        Xoshiro256x4 {
-            s: std::array::from_fn(|j| u64x4::new(std::array::from_fn(|i| st[i][j]))),
-        }
+        LaneXoshiro { s }
     }
 
-    /// Lane `i` continues scalar generator `lanes[i]` (which is not advanced).
-    pub fn from_scalar(lanes: &[Xoshiro256PlusPlus; 4]) -> Xoshiro256x4 {
-        Xoshiro256x4::from_lane_states(std::array::from_fn(|i| scalar_state(&lanes[i])))
-    }
-
-    /// Lane `i` is `rng` advanced by `i` calls of `jump()` (2^128 steps each): provably
-    /// non-overlapping lanes, lane 0 = `rng` itself. Costs three scalar jumps (~768 steps), which
-    /// is why the per-cave fill uses [`Xoshiro256x4::from_stream`] instead.
-    pub fn from_jumps(rng: &Xoshiro256PlusPlus) -> Xoshiro256x4 {
-        let mut r = rng.clone();
-        let lanes = std::array::from_fn(|_| {
-            let cur = r.clone();
-            r.jump();
-            cur
-        });
-        Xoshiro256x4::from_scalar(&lanes)
-    }
-
-    /// Seed the four lanes from a parent stream: draws exactly 16 words `w[0..16]` from `rng`;
-    /// lane `i`, state word `j` is `splitmix_finalize(w[4 * i + j])`. Cheap (16 scalar steps)
-    /// and a pure function of the parent's state, hence of the cave seed.
-    pub fn from_stream<R: Rng + ?Sized>(rng: &mut R) -> Xoshiro256x4 {
-        let mut st = [[0u64; 4]; 4];
-        for lane in st.iter_mut() {
-            for w in lane.iter_mut() {
-                *w = splitmix_finalize(rng.next_u64());
-            }
-        }
-        Xoshiro256x4::from_lane_states(st)
-    }
-
-    /// The current state of each lane (`[lane][word]`).
-    pub fn lane_states(&self) -> [[u64; 4]; 4] {
-        let a = self.s.map(|v| v.to_array());
-        std::array::from_fn(|i| std::array::from_fn(|j| a[j][i]))
+    /// The current state of lane `i`.
+    pub fn lane_state(&self, i: usize) -> [u64; 4] {
+        std::array::from_fn(|j| self.s[j].get(i))
     }
 
     /// One xoshiro256++ step in every lane; lane `i` of the result is lane `i`'s next output.
+    /// (Not an `Iterator`: the stream never ends, and this must inline into each SIMD clone.)
+    #[allow(clippy::should_implement_trait)]
     #[inline(always)]
-    pub fn next_u64x4(&mut self) -> u64x4 {
-        #[inline(always)]
-        fn rotl(x: u64x4, r: u32) -> u64x4 {
-            x.unbounded_shl_scalar(r) | x.unbounded_shr_scalar(64 - r)
-        }
+    pub fn next(&mut self) -> V {
         let [s0, s1, s2, s3] = self.s;
-        let result = rotl(s0 + s3, 23) + s0;
-        let t = s1.unbounded_shl_scalar(17);
+        let result = s0.add(s3).rotl(23).add(s0);
+        let t = s1.shl(17);
         let s2 = s2 ^ s0;
         let s3 = s3 ^ s1;
         let s1 = s1 ^ s2;
         let s0 = s0 ^ s3;
         let s2 = s2 ^ t;
-        let s3 = rotl(s3, 45);
+        let s3 = s3.rotl(45);
         self.s = [s0, s1, s2, s3];
         result
     }
+}
+
+/// A scalar generator with state `st` (rand_xoshiro's word order).
+pub fn xoshiro_from_state(st: [u64; 4]) -> Xoshiro256PlusPlus {
+    let mut b = [0u8; 32];
+    for (j, w) in st.iter().enumerate() {
+        b[8 * j..8 * j + 8].copy_from_slice(&w.to_le_bytes());
+    }
+    Xoshiro256PlusPlus::from_seed(b)
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
 
-    /// A from-scratch PCG64 (numpy's `pcg_setseq_128`) used to check the rand_pcg wiring and the
-    /// spec's state/inc vectors, which rand_pcg does not expose.
+    /// A from-scratch PCG64 (numpy's `pcg_setseq_128`), sharing no code with [`NumpyRandom`],
+    /// to check it and the spec's state/inc vectors.
     struct RefPcg {
         state: u128,
         inc: u128,
@@ -500,7 +545,33 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn rand_pcg_matches_reference_pcg() {
+    fn jump_ahead_equals_stepping() {
+        let mut a = NumpyRandom::new(7);
+        let mut b = a.clone();
+        for k in [0u64, 1, 2, 3, 8, 1000, 12599] {
+            for _ in 0..k {
+                a.next_u64();
+            }
+            b.advance(k);
+            assert_eq!(a, b, "k {k}");
+        }
+    }
+
+    #[test]
+    fn numpy_random_matches_rand_pcg() {
+        // A third implementation (rand_pcg's Lcg128Xsl64 takes numpy's raw seeding inputs).
+        for seed in [0u64, 42, u64::MAX] {
+            let (s, q) = numpy_pcg64_init(seed);
+            let mut r = rand_pcg::Lcg128Xsl64::new(s, q);
+            let mut n = NumpyRandom::new(seed);
+            for _ in 0..100 {
+                assert_eq!(n.next_u64(), r.next_u64(), "seed {seed}");
+            }
+        }
+    }
+
+    #[test]
+    fn numpy_random_matches_reference_pcg() {
         for seed in [0u64, 1, 7, 12345, u64::MAX, (1 << 40) + 7] {
             let (s, q) = numpy_pcg64_init(seed);
             let mut r = RefPcg::seeded(s, q);
@@ -539,55 +610,108 @@ pub(crate) mod tests {
         }
     }
 
-    fn check_lanes_match(x4: &mut Xoshiro256x4, mut lanes: [Xoshiro256PlusPlus; 4]) {
-        for _ in 0..1000 {
-            let v = x4.next_u64x4().to_array();
-            for i in 0..4 {
-                assert_eq!(v[i], lanes[i].next_u64(), "lane {i}");
+    /// An independent transcription of the documented seeding, from the published algorithms
+    /// (Vigna's SplitMix64 and xoshiro256++ reference C code), sharing no code with the crate:
+    /// `cave_rng(seed)` = xoshiro256++ whose state words are the first four SplitMix64 outputs
+    /// from `x = seed`; `slot_states` = 32 draws of that stream, each through SplitMix64's
+    /// finalizer.
+    mod transcription {
+        pub const PHI: u64 = 0x9e37_79b9_7f4a_7c15;
+        pub fn splitmix_next(x: &mut u64) -> u64 {
+            *x = x.wrapping_add(PHI);
+            finalize(*x)
+        }
+        pub fn finalize(z: u64) -> u64 {
+            let z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            let z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+        pub struct Xo(pub [u64; 4]);
+        impl Xo {
+            pub fn seeded(seed: u64) -> Xo {
+                let mut x = seed;
+                Xo([(); 4].map(|_| splitmix_next(&mut x)))
+            }
+            /// `next()` of xoshiro256plusplus.c, line by line.
+            pub fn next(&mut self) -> u64 {
+                let s = &mut self.0;
+                let result = (s[0].wrapping_add(s[3])).rotate_left(23).wrapping_add(s[0]);
+                let t = s[1] << 17;
+                s[2] ^= s[0];
+                s[3] ^= s[1];
+                s[1] ^= s[2];
+                s[0] ^= s[3];
+                s[2] ^= t;
+                s[3] = s[3].rotate_left(45);
+                result
             }
         }
     }
 
     #[test]
-    fn x4_jump_lanes_equal_rand_xoshiro() {
-        for seed in [0u64, 1, 12345] {
-            let base = cave_rng(seed);
-            let mut x4 = Xoshiro256x4::from_jumps(&base);
-            let lanes: [Xoshiro256PlusPlus; 4] = std::array::from_fn(|i| {
-                let mut r = base.clone();
-                for _ in 0..i {
-                    r.jump();
+    fn seeding_matches_an_independent_transcription() {
+        use transcription::*;
+        for seed in [0u64, 1, 42, 0xdead_beef, u64::MAX] {
+            let mut ours = cave_rng(seed);
+            let mut theirs = Xo::seeded(seed);
+            for _ in 0..100 {
+                assert_eq!(ours.next_u64(), theirs.next(), "seed {seed}");
+            }
+            let slots = slot_states(&mut cave_rng(seed));
+            let mut parent = Xo::seeded(seed);
+            for (g, st) in slots.iter().enumerate() {
+                for (j, &w) in st.iter().enumerate() {
+                    assert_eq!(w, finalize(parent.next()), "seed {seed} slot {g} word {j}");
                 }
-                r
-            });
-            check_lanes_match(&mut x4, lanes);
+            }
+            // Each slot's stream is plain xoshiro256++ from that state.
+            let mut lanes = LaneXoshiro::<u64>::from_states(|_| slots[3]);
+            let mut scalar = Xo(slots[3]);
+            for _ in 0..50 {
+                assert_eq!(lanes.next(), scalar.next(), "seed {seed} slot 3");
+            }
         }
+        // A worked value: SplitMix64's first output from x = 0 (Vigna's splitmix64.c).
+        assert_eq!(splitmix_next(&mut 0u64), 0xe220_a839_7b1d_cdaf);
     }
 
     #[test]
-    fn x4_stream_lanes_equal_rand_xoshiro() {
+    fn slot_states_draw_32_words() {
         let mut parent = cave_rng(5);
         let mut copy = parent.clone();
-        let mut x4 = Xoshiro256x4::from_stream(&mut parent);
-        // The parent advanced by exactly 16 draws.
-        for _ in 0..16 {
+        let st = slot_states(&mut parent);
+        for _ in 0..32 {
             copy.next_u64();
         }
         assert_eq!(parent, copy);
-        let lanes = x4.lane_states().map(|st| {
-            let mut bytes = [0u8; 32];
-            for (j, w) in st.iter().enumerate() {
-                bytes[8 * j..8 * j + 8].copy_from_slice(&w.to_le_bytes());
+        // Lane generators equal rand_xoshiro's scalar generator from the same state, in every
+        // vector width.
+        fn check<V: Lane>(st: &[[u64; 4]; SLOTS]) {
+            let mut v = LaneXoshiro::<V>::from_states(|i| st[i]);
+            let mut s: Vec<Xoshiro256PlusPlus> =
+                (0..V::N).map(|i| xoshiro_from_state(st[i])).collect();
+            for _ in 0..200 {
+                let out = v.next();
+                for (i, r) in s.iter_mut().enumerate() {
+                    assert_eq!(out.get(i), r.next_u64());
+                }
             }
-            Xoshiro256PlusPlus::from_seed(bytes)
-        });
-        check_lanes_match(&mut x4, lanes);
-    }
-
-    #[test]
-    fn zero_lane_state_is_replaced() {
-        let mut x4 = Xoshiro256x4::from_lane_states([[0; 4]; 4]);
-        let outs: Vec<u64x4> = (0..4).map(|_| x4.next_u64x4()).collect();
-        assert!(outs.iter().any(|v| v.to_array().iter().any(|&w| w != 0)));
+            for (i, r) in s.iter().enumerate() {
+                assert_eq!(xoshiro_from_state(v.lane_state(i)), *r);
+            }
+        }
+        struct T([[u64; 4]; SLOTS]);
+        impl crate::simd::Task for T {
+            type Output = ();
+            #[inline(always)]
+            fn run<I: crate::simd::Isa>(self) {
+                check::<I::Lanes>(&self.0);
+                check::<I::Row>(&self.0);
+            }
+        }
+        check::<u64>(&st);
+        for simd in crate::simd::Simd::available() {
+            simd.run(T(st));
+        }
     }
 }

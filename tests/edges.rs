@@ -259,7 +259,13 @@ fn reproduce_and_bench_write_only_where_told() {
     ok(bench, true, "wrote out/bench.csv");
     assert_eq!(
         names(&d.join("real")),
-        ["bench.csv", "report.md", "seeds.csv", "trajectory.csv"]
+        [
+            "bench.csv",
+            "report.md",
+            "seeds.csv",
+            "stages.csv",
+            "trajectory.csv"
+        ]
     );
 }
 

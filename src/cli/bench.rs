@@ -8,10 +8,13 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use cavesweep::benchmark::{PresetBench, Spread, bench_recipe, simd_path};
+use cavesweep::benchmark::{
+    PresetBench, Spread, Stages, bench_recipe, paths_rates, simd_path, stage_times,
+};
 use cavesweep::io::write_atomic;
 use cavesweep::measure::MetricSet;
 use cavesweep::presets::{NAMES, preset};
+use cavesweep::simd::Simd;
 use clap::Args;
 
 #[derive(Args)]
@@ -49,8 +52,12 @@ pub struct BenchArgs {
     /// Caves per sweep of the --grid benchmark.
     #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1000..))]
     grid_caves: u64,
-    /// Also write the figures as DIR/bench.csv (DIR is created if needed). Without it, bench
-    /// only prints: it writes no file unless asked to.
+    /// Also measure every SIMD path this CPU runs (forced as `CAVESWEEP_SIMD` would), one
+    /// thread per preset (and, with --out, write DIR/paths.csv).
+    #[arg(long)]
+    paths: bool,
+    /// Also write the figures as DIR/bench.csv and DIR/stages.csv (DIR is created if needed).
+    /// Without it, bench only prints: it writes no file unless asked to.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
 }
@@ -156,9 +163,7 @@ pub fn main(a: BenchArgs) -> Result<()> {
         )?;
         rows.push(b);
     }
-    let Some(dir) = &a.out else {
-        return Ok(());
-    };
+    let mut files: Vec<(&str, Vec<u8>)> = Vec::new();
     let mut csv = csv::Writer::from_writer(Vec::new());
     csv.write_record([
         "preset",
@@ -205,11 +210,91 @@ pub fn main(a: BenchArgs) -> Result<()> {
         }
         csv.write_record(rec)?;
     }
+    files.push(("bench.csv", csv.into_inner()?));
+
+    // Where a cave's time goes, one thread, on the path in use.
+    let simd = Simd::active();
+    writeln!(out)?;
+    writeln!(
+        out,
+        "stages, us per cave, 1 thread, SIMD path {simd} (medians of {} repeats; total = the \
+         whole pipeline timed on its own)",
+        a.repeats
+    )?;
+    writeln!(
+        out,
+        "{:<15} {:>8} {:>8} {:>9} {:>8} {:>8} {:>8}",
+        "preset", "fill", "passes", "copy-out", "post", "measure", "total"
+    )?;
+    let mut csv = csv::Writer::from_writer(Vec::new());
+    csv.write_record([
+        "preset",
+        "simd",
+        "metrics",
+        "fill_us",
+        "passes_us",
+        "copy_us",
+        "post_us",
+        "measure_us",
+        "total_us",
+    ])?;
+    for r in &recipes {
+        let st: Stages = stage_times(r, a.metrics, simd, a.repeats as usize, slice)?;
+        writeln!(
+            out,
+            "{:<15} {:>8.3} {:>8.3} {:>9.3} {:>8.3} {:>8.3} {:>8.3}",
+            r.name, st.fill, st.passes, st.copy, st.post, st.measure, st.total
+        )?;
+        let mut rec = vec![r.name.clone(), simd.to_string(), a.metrics.to_string()];
+        rec.extend(
+            [st.fill, st.passes, st.copy, st.post, st.measure, st.total].map(|v| format!("{v:.4}")),
+        );
+        csv.write_record(rec)?;
+    }
+    files.push(("stages.csv", csv.into_inner()?));
+
+    if a.paths {
+        let all = Simd::available();
+        writeln!(out)?;
+        writeln!(
+            out,
+            "caves/s per SIMD path, 1 thread (medians of {} repeats; each path forced as \
+             CAVESWEEP_SIMD would)",
+            a.repeats
+        )?;
+        let mut head = format!("{:<15}", "preset");
+        for p in &all {
+            head += &format!(" {:>15}", p.to_string());
+        }
+        writeln!(out, "{head}")?;
+        let mut csv = csv::Writer::from_writer(Vec::new());
+        csv.write_record(["preset", "path", "level", "metrics", "caves_1_median"])?;
+        for r in &recipes {
+            let rates = paths_rates(r, a.metrics, a.repeats as usize, slice)?;
+            let mut line = format!("{:<15}", r.name);
+            for (p, v) in &rates {
+                line += &format!(" {:>15}", human(*v));
+                csv.write_record([
+                    r.name.clone(),
+                    p.to_string(),
+                    p.level().to_string(),
+                    a.metrics.to_string(),
+                    format!("{v:.1}"),
+                ])?;
+            }
+            writeln!(out, "{line}")?;
+        }
+        files.push(("paths.csv", csv.into_inner()?));
+    }
+    let Some(dir) = &a.out else {
+        return Ok(());
+    };
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let path = dir.join("bench.csv");
-    write_atomic(&path, &csv.into_inner()?)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    writeln!(out, "wrote {}", path.display())?;
+    for (name, bytes) in files {
+        let path = dir.join(name);
+        write_atomic(&path, &bytes).with_context(|| format!("cannot write {}", path.display()))?;
+        writeln!(out, "wrote {}", path.display())?;
+    }
     Ok(())
 }
 

@@ -107,6 +107,9 @@ pub fn error_line(e: &anyhow::Error) -> String {
 /// Parse flags and run the subcommand.
 pub fn main() -> Result<ExitCode> {
     let cli = Cli::parse();
+    // A bad `CAVESWEEP_SIMD` (unknown level, or one this CPU lacks) is refused before any work;
+    // `Simd::active` would otherwise quietly fall back to the best path.
+    cavesweep::simd::Simd::from_env()?;
     let result = match cli.command {
         Command::Run(a) => run::main(a),
         Command::Reproduce(a) => reproduce::main(a),

@@ -7,6 +7,7 @@ use anyhow::{Context, Result};
 use cavesweep::generate::Generator;
 use cavesweep::measure::{Metric, MetricSet};
 use cavesweep::render;
+use cavesweep::simd::{Cpu, Simd};
 use clap::Args;
 
 use super::RecipeArgs;
@@ -65,6 +66,9 @@ pub fn main(a: RunArgs) -> Result<()> {
         obj.insert("rng".into(), recipe.rng.to_string().into());
         obj.insert("rows".into(), recipe.rows.into());
         obj.insert("cols".into(), recipe.cols.into());
+        // Which compiled clone ran, and what the CPU offers (the cave does not depend on it).
+        obj.insert("simd".into(), Simd::active().to_string().into());
+        obj.insert("cpu".into(), Cpu::get().features().into());
         obj.insert(
             "wall_trajectory".into(),
             cave.trajectory.iter().map(|&w| num(w)).collect(),

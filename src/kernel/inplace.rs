@@ -36,6 +36,7 @@
 
 use crate::grid::Grid;
 use crate::rule::{Outside, Rule, Update};
+use crate::simd::{Isa, Simd, Task, prefix_xor};
 
 /// Reusable buffers for [`step_inplace`]: the transposed grid for column-major scans. It is
 /// (re)allocated only when the grid shape changes, never per call for a fixed shape.
@@ -63,13 +64,46 @@ impl InplaceScratch {
     }
 }
 
+/// [`step_inplace`] on a given SIMD path (for callers outside a SIMD clone).
+pub fn step(
+    simd: Simd,
+    grid: &mut Grid,
+    scratch: &mut InplaceScratch,
+    rule: Rule,
+    outside: Outside,
+    order: Update,
+) {
+    struct T<'a> {
+        grid: &'a mut Grid,
+        scratch: &'a mut InplaceScratch,
+        rule: Rule,
+        outside: Outside,
+        order: Update,
+    }
+    impl Task for T<'_> {
+        type Output = ();
+        #[inline(always)]
+        fn run<I: Isa>(self) {
+            step_inplace::<I>(self.grid, self.scratch, self.rule, self.outside, self.order)
+        }
+    }
+    simd.run(T {
+        grid,
+        scratch,
+        rule,
+        outside,
+        order,
+    })
+}
+
 /// One in-place step of `rule` over `grid` in scan order `order`.
 ///
 /// `order` must be `InPlaceRowMajor` or `InPlaceColMajor`; `Update::Sync` is not an in-place
 /// scan and is rejected by an assertion (the sync kernel lives elsewhere). The border
 /// (`Border::Solid`) is the caller's business. Result is bit-identical to
 /// `ByteGrid::step` in the oracle.
-pub fn step_inplace(
+#[inline(always)]
+pub(crate) fn step_inplace<I: Isa>(
     grid: &mut Grid,
     scratch: &mut InplaceScratch,
     rule: Rule,
@@ -88,7 +122,7 @@ pub fn step_inplace(
         }
     };
     match order {
-        Update::InPlaceRowMajor => row_major(grid, birth, survive, outside),
+        Update::InPlaceRowMajor => row_major::<I>(grid, birth, survive, outside),
         Update::InPlaceColMajor => {
             let (rows, cols) = (grid.rows(), grid.cols());
             if outside == Outside::Wrap && (rows <= 2 || cols == 1) {
@@ -98,7 +132,7 @@ pub fn step_inplace(
             }
             let t = scratch.transposed_for(rows, cols);
             transpose(grid, t);
-            row_major(t, birth, survive, outside);
+            row_major::<I>(t, birth, survive, outside);
             transpose(t, grid);
         }
         Update::Sync => unreachable!(),
@@ -111,7 +145,8 @@ const S45678: u16 = 0b1_1111_0000;
 
 /// Row-major in-place scan; dispatches a few hot rules to copies of the kernel with the rule
 /// constant-folded (the generic rule evaluator is ~75 ops per word, the folded ones ~10).
-fn row_major(g: &mut Grid, birth: u16, survive: u16, outside: Outside) {
+#[inline(always)]
+fn row_major<I: Isa>(g: &mut Grid, birth: u16, survive: u16, outside: Outside) {
     if outside == Outside::Wrap && (g.rows() == 1 || g.cols() <= 2) {
         scalar_inplace(
             g,
@@ -122,16 +157,11 @@ fn row_major(g: &mut Grid, birth: u16, survive: u16, outside: Outside) {
         return;
     }
     match (birth, survive) {
-        (B678, S45678) => rows_kernel(g, B678, S45678, outside),
-        (B5678, S45678) => rows_kernel(g, B5678, S45678, outside),
-        (B5678, B5678) => rows_kernel(g, B5678, B5678, outside),
-        _ => rows_kernel_generic(g, birth, survive, outside),
+        (B678, S45678) => rows_kernel::<I>(g, B678, S45678, outside),
+        (B5678, S45678) => rows_kernel::<I>(g, B5678, S45678, outside),
+        (B5678, B5678) => rows_kernel::<I>(g, B5678, B5678, outside),
+        _ => rows_kernel::<I>(g, birth, survive, outside),
     }
-}
-
-#[inline(never)]
-fn rows_kernel_generic(g: &mut Grid, birth: u16, survive: u16, outside: Outside) {
-    rows_kernel(g, birth, survive, outside)
 }
 
 /// Full adder on bit planes: (sum, carry).
@@ -155,33 +185,6 @@ fn table8(table: u16, s0: u64, s1: u64, s2: u64) -> u64 {
     u0 ^ ((u0 ^ u1) & s2)
 }
 
-/// Prefix XOR: bit `j` of the result is the XOR of bits `0..=j` of `x`.
-#[inline(always)]
-fn prefix_xor(x: u64) -> u64 {
-    #[cfg(all(target_arch = "x86_64", target_feature = "pclmulqdq"))]
-    {
-        use core::arch::x86_64::{_mm_clmulepi64_si128, _mm_cvtsi64_si128, _mm_cvtsi128_si64};
-        // Carry-less product with all-ones: bit j = XOR of x_i for i <= j.
-        // SAFETY: the cfg above guarantees the CPU the crate is built for has PCLMULQDQ (and
-        // SSE2, implied by x86_64); the intrinsics only touch registers.
-        unsafe {
-            let r = _mm_clmulepi64_si128::<0>(_mm_cvtsi64_si128(x as i64), _mm_cvtsi64_si128(-1));
-            _mm_cvtsi128_si64(r) as u64
-        }
-    }
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "pclmulqdq")))]
-    {
-        let mut x = x;
-        x ^= x << 1;
-        x ^= x << 2;
-        x ^= x << 4;
-        x ^= x << 8;
-        x ^= x << 16;
-        x ^= x << 32;
-        x
-    }
-}
-
 /// Solve `new[j] = p[j] ^ (t[j] & new[j-1])` for the 64 bits of a word, `new[-1] = cin` (0/1).
 ///
 /// Cells with `t = 0` are resets (their value is `p`); after a reset `r` the value is
@@ -190,8 +193,8 @@ fn prefix_xor(x: u64) -> u64 {
 /// `(t | S) + S + cin`: a set `S` bit generates a carry, a non-reset propagates it, a reset with
 /// `S = 0` kills it. 11 ops.
 #[inline(always)]
-fn chain(p: u64, t: u64, cin: u64) -> u64 {
-    let x = prefix_xor(p);
+fn chain<I: Isa>(p: u64, t: u64, cin: u64) -> u64 {
+    let x = prefix_xor::<I>(p);
     let s = (x << 1) & !t;
     let z = t | s;
     let sum = z.wrapping_add(s).wrapping_add(cin);
@@ -202,13 +205,13 @@ fn chain(p: u64, t: u64, cin: u64) -> u64 {
 /// The row-major in-place kernel proper. `inline(always)` so that dispatch arms with constant
 /// `birth`/`survive` get the rule folded into the word loop.
 #[inline(always)]
-fn rows_kernel(g: &mut Grid, birth: u16, survive: u16, outside: Outside) {
+fn rows_kernel<I: Isa>(g: &mut Grid, birth: u16, survive: u16, outside: Outside) {
     let (rows, cols, wpr, stride) = (g.rows(), g.cols(), g.words_per_row(), g.stride());
     let mask = g.last_word_mask();
     let wrap = outside == Outside::Wrap;
     debug_assert!(!wrap || (rows >= 2 && cols >= 3));
     if wpr == 1 && !wrap {
-        rows_kernel_narrow(g, birth, survive, outside == Outside::Wall);
+        rows_kernel_narrow::<I>(g, birth, survive, outside == Outside::Wall);
         return;
     }
     g.prepare_edges(outside);
@@ -223,7 +226,7 @@ fn rows_kernel(g: &mut Grid, birth: u16, survive: u16, outside: Outside) {
         // Rows are contiguous: take the three rows (with guards) as slices to drop bounds checks.
         for i in 0..wpr {
             let c = raw[co + i];
-            let new = word_step(
+            let new = word_step::<I>(
                 birth,
                 survive,
                 [raw[ao + i - 1], raw[ao + i], raw[ao + i + 1]],
@@ -288,7 +291,7 @@ fn transpose_round<const J: usize>(a: &mut [u64; 64], m: u64) {
 /// words, and the new value `cin` of the cell left of bit 0.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn word_step(
+fn word_step<I: Isa>(
     birth: u16,
     survive: u16,
     [al, a, ar]: [u64; 3],
@@ -312,7 +315,7 @@ fn word_step(
     let p1s = table8(survive >> 1, n0, n1, n2);
     let p = p0b ^ ((p0b ^ p0s) & c);
     let q = p1b ^ ((p1b ^ p1s) & c);
-    chain(p, p ^ q, cin)
+    chain::<I>(p, p ^ q, cin)
 }
 
 /// The row kernel for grids at most 64 wide with outside floor/wall (the transposed NetHack
@@ -320,7 +323,7 @@ fn word_step(
 /// kept in registers (the new above row never goes through memory) and the outside is
 /// OR-ed in as constants instead of preparing and clearing guard words.
 #[inline(always)]
-fn rows_kernel_narrow(g: &mut Grid, birth: u16, survive: u16, wall: bool) {
+fn rows_kernel_narrow<I: Isa>(g: &mut Grid, birth: u16, survive: u16, wall: bool) {
     let (rows, stride) = (g.rows(), g.stride());
     let mask = g.last_word_mask();
     let out = if wall { !0u64 } else { 0 };
@@ -335,7 +338,7 @@ fn rows_kernel_narrow(g: &mut Grid, birth: u16, survive: u16, wall: bool) {
         } else {
             out
         };
-        let new = word_step(
+        let new = word_step::<I>(
             birth,
             survive,
             [out, a, out],
@@ -371,6 +374,7 @@ fn transpose64(a: &mut [u64; 64], low_half_only: bool) {
 
 /// `out = src` transposed (`out` is `cols x rows`), in 64x64 blocks. Grids must satisfy the
 /// padding invariant (bits beyond `cols` zero); `out`'s guards are untouched and stay zero.
+#[inline(always)]
 pub fn transpose(src: &Grid, out: &mut Grid) {
     let (rows, cols) = (src.rows(), src.cols());
     assert_eq!((out.rows(), out.cols()), (cols, rows));
@@ -468,6 +472,7 @@ mod tests {
     use proptest::prelude::*;
 
     use crate::kernel::strategies;
+    use crate::simd::Scalar;
 
     fn oracle_step(g: &Grid, rule: Rule, outside: Outside, order: Update) -> Grid {
         let mut b = ByteGrid::from_grid(g);
@@ -483,7 +488,14 @@ mod tests {
 
     fn fast_step(g: &Grid, rule: Rule, outside: Outside, order: Update) -> Grid {
         let mut out = g.clone();
-        step_inplace(&mut out, &mut InplaceScratch::new(), rule, outside, order);
+        step(
+            Simd::detect(),
+            &mut out,
+            &mut InplaceScratch::new(),
+            rule,
+            outside,
+            order,
+        );
         out
     }
 
@@ -518,10 +530,17 @@ mod tests {
                 want |= v << j;
                 prev = v;
             }
-            assert_eq!(chain(p, t, cin), want, "p {p:x} t {t:x} cin {cin}");
+            assert_eq!(
+                chain::<Scalar>(p, t, cin),
+                want,
+                "p {p:x} t {t:x} cin {cin}"
+            );
+            if crate::simd::Cpu::get().avx2 {
+                assert_eq!(chain::<crate::simd::Avx2>(p, t, cin), want, "clmul");
+            }
         }
-        assert_eq!(chain(0, !0, 1), !0);
-        assert_eq!(chain(!0, !0, 0), 0x5555_5555_5555_5555);
+        assert_eq!(chain::<Scalar>(0, !0, 1), !0);
+        assert_eq!(chain::<Scalar>(!0, !0, 0), 0x5555_5555_5555_5555);
     }
 
     #[test]
@@ -631,7 +650,8 @@ mod tests {
         steps: usize,
     ) -> Result<(), TestCaseError> {
         let g = grid_from(rows, cols, &seed_bits);
-        let mut fast = g.clone();
+        let paths = Simd::available();
+        let mut fast = vec![g.clone(); paths.len()];
         let mut slow = ByteGrid::from_grid(&g);
         let mut scratch = InplaceScratch::new();
         let pass = Pass {
@@ -642,22 +662,25 @@ mod tests {
             repeat: 1,
         };
         for s in 0..steps {
-            step_inplace(&mut fast, &mut scratch, rule, outside, order);
             slow.step(&pass);
             let want = slow.to_grid();
-            prop_assert_eq!(
-                fast.raw(),
-                want.raw(),
-                "step {} {}x{} {} {} {}\nwant\n{}got\n{}",
-                s,
-                rows,
-                cols,
-                rule,
-                outside,
-                order,
-                want,
-                fast
-            );
+            for (&simd, fast) in paths.iter().zip(fast.iter_mut()) {
+                step(simd, fast, &mut scratch, rule, outside, order);
+                prop_assert_eq!(
+                    fast.raw(),
+                    want.raw(),
+                    "{} step {} {}x{} {} {} {}\nwant\n{}got\n{}",
+                    simd,
+                    s,
+                    rows,
+                    cols,
+                    rule,
+                    outside,
+                    order,
+                    want,
+                    fast
+                );
+            }
         }
         Ok(())
     }
@@ -679,9 +702,8 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(40))]
         #[test]
         fn big_shapes_match_oracle(
-            rows in prop_oneof![Just(1usize), Just(2), Just(3), Just(19), Just(90)],
-            cols in prop_oneof![Just(1usize), Just(2), Just(63), Just(64), Just(65), Just(77),
-                Just(127), Just(128), Just(140), Just(200)],
+            rows in strategies::edge_rows(),
+            cols in strategies::edge_cols(),
             bits in prop::collection::vec(any::<bool>(), 1000..3000),
             rule in arb_rule(), outside in strategies::outside(), order in arb_order(),
         ) {

@@ -1,51 +1,11 @@
-//! Bit-lane arithmetic shared by the step kernels: the `Lane` abstraction (a `u64` or a
-//! `wide::u64x4` treated as 64 or 256 independent one-bit cells), the carry-save adders that turn
-//! neighbour words into count bit-planes, and the rule evaluator that maps planes to next states.
+//! Bit-lane arithmetic shared by the step kernels: the carry-save adders that turn neighbour
+//! words into count bit-planes, and the rule evaluator that maps planes to next states, all
+//! generic over the [`Lane`] vector type (one word per lane, 1 to 8 lanes; see [`crate::simd`]).
 //!
 //! Everything here is `#[inline(always)]` so a kernel monomorphised for one rule compiles to a
-//! straight line of AND/OR/XOR/ANDNOT with no calls.
+//! straight line of AND/OR/XOR/ANDNOT with no calls, in whichever SIMD clone inlines it.
 
-use std::ops::{BitAnd, BitOr, BitXor, Not};
-
-use wide::u64x4;
-
-/// A word of independent one-bit cells.
-pub trait Lane:
-    Copy + BitAnd<Output = Self> + BitOr<Output = Self> + BitXor<Output = Self> + Not<Output = Self>
-{
-    const ZERO: Self;
-    const ONES: Self;
-    /// Shift every 64-bit element left by `n` (towards higher columns).
-    fn shl(self, n: u32) -> Self;
-    /// Shift every 64-bit element right by `n` (towards lower columns).
-    fn shr(self, n: u32) -> Self;
-}
-
-impl Lane for u64 {
-    const ZERO: u64 = 0;
-    const ONES: u64 = !0;
-    #[inline(always)]
-    fn shl(self, n: u32) -> u64 {
-        self << n
-    }
-    #[inline(always)]
-    fn shr(self, n: u32) -> u64 {
-        self >> n
-    }
-}
-
-impl Lane for u64x4 {
-    const ZERO: u64x4 = u64x4::ZERO;
-    const ONES: u64x4 = u64x4::MAX;
-    #[inline(always)]
-    fn shl(self, n: u32) -> u64x4 {
-        self << n
-    }
-    #[inline(always)]
-    fn shr(self, n: u32) -> u64x4 {
-        self >> n
-    }
-}
+pub use crate::simd::Lane;
 
 /// `sel ? b : a`, per bit (3 ops; folds to 0, 1, `sel` or `!sel` when `a`, `b` are constants).
 #[inline(always)]

@@ -1,13 +1,33 @@
-//! Step kernels: apply a [`Pass`] to a bit-packed [`Grid`].
+//! Step kernels: apply a [`Pass`] to a bit-packed [`Grid`], or to a batch of caves in lanes.
 //!
-//! - [`sync`]: buffered Moore steps, word-parallel with `wide::u64x4` (one grid, 4 words per
-//!   vector) or across four grids in lock-step ([`sync::Batch4`]);
+//! - [`sync`]: buffered Moore steps, lanes across the words of a row (one grid);
+//! - [`batch`]: the same arithmetic with one cave per lane ([`batch::LaneGrid`]), for caves
+//!   generated in bulk;
+//! - [`inplace`]: in-place (Gauss-Seidel) scans; [`tworadius`]: RogueBasin's two-radius rule;
 //! - [`Stepper`] owns the scratch buffers and picks the kernel for a pass; rules the presets use
 //!   are monomorphised ([`sync::ConstRule`]) so their logic constant-folds, any other rule runs
 //!   the generic evaluator ([`sync::DynRule`]).
 //!
+//! Every kernel runs in the SIMD clone of the [`Simd`] it is given (see [`crate::simd`]).
 //! Kernels know nothing of recipes, seeds or output; they only step grids.
 
+/// Call `$f(args..., rule_eval)` with a compile-time rule for the rules our presets use and the
+/// generic evaluator otherwise.
+macro_rules! with_rule {
+    ($birth:expr, $survive:expr, $f:ident::<$($g:ty),*>($($arg:expr),*)) => {
+        match ($birth, $survive) {
+            (0x1e0, 0x1e0) => $f::<$($g,)* _>($($arg,)* $crate::kernel::sync::ConstRule::<0x1e0, 0x1e0>), // B5678/S5678
+            (0x1e0, 0x1f0) => $f::<$($g,)* _>($($arg,)* $crate::kernel::sync::ConstRule::<0x1e0, 0x1f0>), // B5678/S45678
+            (0x1c0, 0x1f0) => $f::<$($g,)* _>($($arg,)* $crate::kernel::sync::ConstRule::<0x1c0, 0x1f0>), // B678/S45678
+            (0x008, 0x1ff) => $f::<$($g,)* _>($($arg,)* $crate::kernel::sync::ConstRule::<0x008, 0x1ff>), // B3/S012345678
+            (0x1c0, 0x1ff) => $f::<$($g,)* _>($($arg,)* $crate::kernel::sync::ConstRule::<0x1c0, 0x1ff>), // B678/S012345678
+            (0x1e1, 0x1e1) => $f::<$($g,)* _>($($arg,)* $crate::kernel::sync::ConstRule::<0x1e1, 0x1e1>), // B05678/S05678
+            (b, s) => $f::<$($g,)* _>($($arg,)* $crate::kernel::sync::DynRule($crate::kernel::lanes::SumTable::new(b, s))),
+        }
+    };
+}
+
+pub mod batch;
 pub mod inplace;
 pub mod lanes;
 pub mod sync;
@@ -15,24 +35,8 @@ pub mod tworadius;
 
 use crate::grid::Grid;
 use crate::rule::{Border, Outside, Pass, Rule, Update};
-use lanes::SumTable;
-use sync::{Batch4, ConstRule, DynRule};
-
-/// Call `$f(args..., rule_eval)` with a compile-time rule for the rules our presets use and the
-/// generic evaluator otherwise.
-macro_rules! with_rule {
-    ($birth:expr, $survive:expr, $f:ident($($arg:expr),*)) => {
-        match ($birth, $survive) {
-            (0x1e0, 0x1e0) => $f($($arg,)* ConstRule::<0x1e0, 0x1e0>), // B5678/S5678
-            (0x1e0, 0x1f0) => $f($($arg,)* ConstRule::<0x1e0, 0x1f0>), // B5678/S45678
-            (0x1c0, 0x1f0) => $f($($arg,)* ConstRule::<0x1c0, 0x1f0>), // B678/S45678
-            (0x008, 0x1ff) => $f($($arg,)* ConstRule::<0x008, 0x1ff>), // B3/S012345678
-            (0x1c0, 0x1ff) => $f($($arg,)* ConstRule::<0x1c0, 0x1ff>), // B678/S012345678
-            (0x1e1, 0x1e1) => $f($($arg,)* ConstRule::<0x1e1, 0x1e1>), // B05678/S05678
-            (b, s) => $f($($arg,)* DynRule(SumTable::new(b, s))),
-        }
-    };
-}
+use crate::simd::{Isa, Lane, Simd, Task};
+use batch::LaneGrid;
 
 /// True when the rule has a compile-time specialisation (reported by `cavesweep bench`).
 pub fn is_specialised(rule: Rule) -> bool {
@@ -54,129 +58,179 @@ pub fn is_specialised(rule: Rule) -> bool {
     )
 }
 
-/// One sync Moore step of `g` in place, using `tmp` (same shape) as the other buffer; with
-/// `border` solid the outer ring is forced to WALL in the same pass.
-pub fn step_sync(
+/// The Moore rule equal to RogueBasin's `R1 >= t` alone (R1 = count8 + centre):
+/// birth at count8 >= t, survival at count8 >= t - 1.
+pub(crate) fn r1_as_moore(t: u8) -> (u16, u16) {
+    let from = |k: i32| (k.clamp(0, 9)..=8).fold(0u16, |m, c| m | (1 << c));
+    (from(t as i32), from(t as i32 - 1))
+}
+
+/// The birth/survive masks a pass runs with on the sync Moore kernels, if it does: sync Moore
+/// passes and sync `R1 >= t` passes (which are Moore rules, see [`r1_as_moore`]). These are
+/// also the passes a batch of caves can run in lanes.
+pub fn sync_moore(pass: &Pass) -> Option<(u16, u16)> {
+    match (pass.rule, pass.update) {
+        (Rule::Moore { birth, survive }, Update::Sync) => Some((birth, survive)),
+        (
+            Rule::TwoRadius {
+                r1_min,
+                r2_max: None,
+            },
+            Update::Sync,
+        ) => Some(r1_as_moore(r1_min)),
+        _ => None,
+    }
+}
+
+/// One sync Moore step of `g` in place (`tmp`, same shape, is the other buffer); with `border`
+/// solid the outer ring is forced to WALL in the same pass. Returns the walls after the step.
+#[inline(always)]
+fn step_sync<I: Isa>(
     g: &mut Grid,
     tmp: &mut Grid,
     birth: u16,
     survive: u16,
     outside: Outside,
     border: Border,
-) {
+) -> u64 {
     g.prepare_edges(outside);
     let solid = border == Border::Solid;
-    with_rule!(birth, survive, step_grid_call(g, tmp, solid));
+    let n = with_rule!(birth, survive, step_grid_call::<I::Row>(g, tmp, solid));
     g.clear_edges_after(outside);
     std::mem::swap(g, tmp);
+    n
 }
 
 #[inline(always)]
-fn step_grid_call<R: sync::RuleEval>(g: &Grid, tmp: &mut Grid, solid: bool, r: R) {
-    sync::step_grid(g, tmp, r, solid)
+fn step_grid_call<V: Lane, R: sync::RuleEval>(g: &Grid, tmp: &mut Grid, solid: bool, r: R) -> u64 {
+    sync::step_grid::<V, R>(g, tmp, r, solid)
 }
 
-/// One sync Moore step of all four grids of a batch.
-pub fn step_batch(b: &mut Batch4, tmp: &mut Batch4, birth: u16, survive: u16, outside: Outside) {
-    b.prepare_edges(outside);
-    with_rule!(birth, survive, step_batch_call(b, tmp));
+/// One sync Moore step of every cave of a batch `a -> b` (see [`sync_moore`] for the masks),
+/// leaving `a`'s guards zero again. The caller swaps the two. Returns the walls per lane.
+#[inline(always)]
+pub fn step_lanes<V: Lane>(
+    a: &mut LaneGrid<'_, V>,
+    b: &mut LaneGrid<'_, V>,
+    (birth, survive): (u16, u16),
+    outside: Outside,
+    border: Border,
+) -> V {
+    a.prepare_edges(outside);
+    let solid = border == Border::Solid;
+    let n = with_rule!(birth, survive, step_lanes_call::<V>(a, b, solid));
     if outside != Outside::Floor {
-        b.clear_edges();
+        a.clear_edges();
     }
-    std::mem::swap(b, tmp);
+    n
 }
 
 #[inline(always)]
-fn step_batch_call<R: sync::RuleEval>(b: &Batch4, tmp: &mut Batch4, r: R) {
-    sync::step_batch(b, tmp, r)
-}
-
-/// Apply a pass `pass.repeat` times to a batch. Only sync Moore passes batch; see
-/// [`batchable`].
-pub fn run_pass_batch(b: &mut Batch4, tmp: &mut Batch4, pass: &Pass) {
-    let Rule::Moore { birth, survive } = pass.rule else {
-        panic!("run_pass_batch: only Moore rules batch (check `batchable` first)");
-    };
-    assert_eq!(
-        pass.update,
-        Update::Sync,
-        "run_pass_batch: only sync passes batch"
-    );
-    for _ in 0..pass.repeat {
-        step_batch(b, tmp, birth, survive, pass.outside);
-        if pass.border == Border::Solid {
-            b.solid_border();
-        }
-    }
-}
-
-/// Whether a pass can run on [`Batch4`] (sync updates of a Moore rule).
-pub fn batchable(pass: &Pass) -> bool {
-    pass.update == Update::Sync && matches!(pass.rule, Rule::Moore { .. })
-}
-
-/// The Moore rule equal to RogueBasin's `R1 >= t` alone (R1 = count8 + centre):
-/// birth at count8 >= t, survival at count8 >= t - 1.
-fn r1_as_moore(t: u8) -> (u16, u16) {
-    let from = |k: i32| (k.clamp(0, 9)..=8).fold(0u16, |m, c| m | (1 << c));
-    (from(t as i32), from(t as i32 - 1))
+fn step_lanes_call<V: Lane, R: sync::RuleEval>(
+    a: &LaneGrid<'_, V>,
+    b: &mut LaneGrid<'_, V>,
+    solid: bool,
+    r: R,
+) -> V {
+    batch::step_lanes::<V, R>(a, b, r, solid)
 }
 
 /// Owns the scratch buffers for stepping grids of one shape; reuse it across seeds.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Stepper {
+    simd: Simd,
     tmp: Option<Grid>,
     inplace: inplace::InplaceScratch,
 }
 
-impl Stepper {
-    pub fn new() -> Stepper {
-        Stepper::default()
+impl Default for Stepper {
+    fn default() -> Stepper {
+        Stepper::with_simd(Simd::active())
     }
+}
 
-    fn tmp_for(&mut self, g: &Grid) -> &mut Grid {
-        let fits = self
-            .tmp
-            .as_ref()
-            .is_some_and(|t| (t.rows(), t.cols()) == (g.rows(), g.cols()));
-        if !fits {
-            self.tmp = Some(Grid::new(g.rows(), g.cols()).expect("shape of an existing grid"));
+/// One application of a pass, run in a SIMD clone.
+struct StepTask<'a> {
+    g: &'a mut Grid,
+    tmp: &'a mut Grid,
+    inplace: &'a mut inplace::InplaceScratch,
+    pass: &'a Pass,
+}
+
+impl Task for StepTask<'_> {
+    /// Walls after the step, when the kernel counted them.
+    type Output = Option<u64>;
+    #[inline(always)]
+    fn run<I: Isa>(self) -> Option<u64> {
+        let StepTask {
+            g,
+            tmp,
+            inplace,
+            pass,
+        } = self;
+        if let Some((birth, survive)) = sync_moore(pass) {
+            // The sync kernel applies the border in the same pass.
+            return Some(step_sync::<I>(
+                g,
+                tmp,
+                birth,
+                survive,
+                pass.outside,
+                pass.border,
+            ));
         }
-        self.tmp.as_mut().unwrap()
-    }
-
-    /// Apply `pass` once (its border included, its repeat count ignored).
-    pub fn step(&mut self, g: &mut Grid, pass: &Pass) {
         match (pass.rule, pass.update) {
-            (Rule::Moore { birth, survive }, Update::Sync) => {
-                let tmp = self.tmp_for(g);
-                // The sync kernel applies the border in the same pass.
-                return step_sync(g, tmp, birth, survive, pass.outside, pass.border);
-            }
-            // `R1 >= t` alone is a Moore rule: use the (faster) sync kernel.
-            (
-                Rule::TwoRadius {
-                    r1_min,
-                    r2_max: None,
-                },
-                Update::Sync,
-            ) => {
-                let (birth, survive) = r1_as_moore(r1_min);
-                let tmp = self.tmp_for(g);
-                return step_sync(g, tmp, birth, survive, pass.outside, pass.border);
-            }
             (Rule::TwoRadius { r1_min, r2_max }, Update::Sync) => {
-                let tmp = self.tmp_for(g);
-                tworadius::step_two_radius(g, tmp, r1_min, r2_max, pass.outside);
-                std::mem::swap(g, self.tmp.as_mut().unwrap());
+                tworadius::step_two_radius::<I>(g, tmp, r1_min, r2_max, pass.outside);
+                std::mem::swap(g, tmp);
             }
-            (rule, order) => {
-                inplace::step_inplace(g, &mut self.inplace, rule, pass.outside, order);
-            }
+            (rule, order) => inplace::step_inplace::<I>(g, inplace, rule, pass.outside, order),
         }
         if pass.border == Border::Solid {
             g.solid_border();
         }
+        None
+    }
+}
+
+impl Stepper {
+    /// A stepper on the process's SIMD path ([`Simd::active`]).
+    pub fn new() -> Stepper {
+        Stepper::default()
+    }
+
+    /// A stepper on a given SIMD path.
+    pub fn with_simd(simd: Simd) -> Stepper {
+        Stepper {
+            simd,
+            tmp: None,
+            inplace: inplace::InplaceScratch::new(),
+        }
+    }
+
+    pub fn simd(&self) -> Simd {
+        self.simd
+    }
+
+    fn tmp_for(tmp: &mut Option<Grid>, g: &Grid) -> Grid {
+        match tmp.take() {
+            Some(t) if (t.rows(), t.cols()) == (g.rows(), g.cols()) => t,
+            _ => Grid::new(g.rows(), g.cols()).expect("shape of an existing grid"),
+        }
+    }
+
+    /// Apply `pass` once (its border included, its repeat count ignored); returns the number of
+    /// WALL cells after the step.
+    pub fn step(&mut self, g: &mut Grid, pass: &Pass) -> u64 {
+        let mut tmp = Stepper::tmp_for(&mut self.tmp, g);
+        let counted = self.simd.run(StepTask {
+            g,
+            tmp: &mut tmp,
+            inplace: &mut self.inplace,
+            pass,
+        });
+        self.tmp = Some(tmp);
+        counted.unwrap_or_else(|| g.count_walls())
     }
 
     /// Apply `pass` `pass.repeat` times.
@@ -205,6 +259,21 @@ pub(crate) mod strategies {
     /// Small heights, the degenerate 1..3 favoured.
     pub fn small_rows() -> impl Strategy<Value = usize> {
         prop_oneof![Just(1usize), Just(2), Just(3), 1usize..8]
+    }
+
+    /// Widths at the kernels' edges: word boundaries (63/64/65), 4-word vector boundaries
+    /// (192/256/257), two vectors (512), the presets' 77 and 140.
+    pub fn edge_cols() -> impl Strategy<Value = usize> {
+        prop::sample::select(vec![
+            1usize, 2, 63, 64, 65, 77, 127, 128, 140, 192, 200, 256, 257, 512,
+        ])
+    }
+
+    /// Heights at the edges: degenerate ones, the presets' 19 and 90, and heights around 64
+    /// and 128 (the flood's pending-row bitset crosses a word; a column-major scan's transposed
+    /// grid is this many columns wide: 33, 64, 65).
+    pub fn edge_rows() -> impl Strategy<Value = usize> {
+        prop::sample::select(vec![1usize, 2, 3, 19, 33, 63, 64, 65, 90, 129])
     }
 
     /// Small widths plus the word-boundary ones.

@@ -1,37 +1,33 @@
 //! The buffered (sync) Moore step: every cell's next state from the old grid, word-parallel.
 //!
-//! Per output vector of 4 words (256 cells, `wide::u64x4`, one AVX2 register):
+//! Per output vector of `N` consecutive words of a row (the clone's row vector, see
+//! [`crate::simd`]: 4 words = 256 cells from AVX2 up, 2 with SSE2, 1 scalar):
 //!
 //! ```text
 //!   hsum3_parts of the row below  10 ops  (computed once per row, reused by 3 output rows:
-//!                                           the kernel walks down a 4-word column strip
-//!                                           keeping the rows' sums in registers)
+//!                                           the kernel walks down a column strip keeping
+//!                                           the rows' sums in registers)
 //!   vsum3 of three row sums       14 ops  -> planes of sum9 = walls in the 3x3 (0..9), or of
 //!                                           count8 = the 8 neighbours when the rule ignores
 //!                                           the centre (B == S, e.g. B5678/S5678)
 //!   rule on the planes            4-20 ops (count8 >= 5: p3 | p2 & (p1 | p0) = 4)
 //!   mask of the row's last vector  1 op
 //!   solid border                   1 op  (OR of the edge bits, whole vector on rows 0, rows-1)
+//!   wall count                     2 ops (per-word popcount, added per lane)
 //!   3 unaligned loads + 1 store
 //! ```
 //!
-//! So about 30 logic ops per 256 cells for the chapter's rule (0.12 ops per cell). With
-//! `-C target-cpu=native` on this AVX-512 machine LLVM fuses many of them into `vpternlogq`
-//! (three-input logic) and `vpshldq` (the cross-word shifts) on 256-bit registers; see
-//! `results/kernels.md` for the instruction census. Outside modes are handled entirely by
-//! [`Grid::prepare_edges`] (guard words and guard rows), so the inner loop has no edge cases.
+//! So about 30 logic ops per 256 cells for the chapter's rule (0.12 ops per cell). In the
+//! AVX-512 clones LLVM fuses many of them into `vpternlogq` (three-input logic) and, with
+//! VBMI2, `vpshldq` (the cross-word shifts); see `results/kernels.md` for the instruction
+//! census. Outside modes are handled entirely by [`Grid::prepare_edges`] (guard words and guard
+//! rows), so the inner loop has no edge cases.
 //!
-//! **Which lanes.** The production path puts the 4 lanes across 4 consecutive words of a row.
-//! [`step_batch`] runs the same arithmetic on [`Batch4`] instead: four grids stepped in
-//! lock-step, one grid per lane, which fills all four lanes on a 140-column grid (3 words, so the
-//! row path leaves one lane idle) and needs only aligned loads. Measured side by side
-//! (`cargo bench --bench kernels`, 4 steps of 90x140 per seed): 0.73 us on one grid, 0.86 us per
-//! seed in lock-step once the interleaving in and out is paid, and 1024x1024 runs at 81e9 vs 64e9
-//! cell updates/s. The kernel is bound by logic ops, not lanes, so the simpler per-grid layout
-//! won; `Batch4` stays as the measured alternative (and for callers that already hold grids
-//! interleaved).
-
-use wide::u64x4;
+//! **Which lanes.** This kernel puts the lanes across consecutive words of one row: the path
+//! for big grids and for caves stepped one at a time. Small caves generated in bulk are stepped
+//! in [`super::batch`] instead, one cave per lane (8 with AVX-512), which fills every lane of
+//! the widest vectors whatever the row width; the fill writes those lanes directly, so nothing
+//! is interleaved on the way in.
 
 use super::lanes::{Lane, SumTable, apply_count8, apply_table, hsum3_parts, vsum3};
 use crate::grid::Grid;
@@ -108,269 +104,95 @@ impl RuleEval for DynRule {
     }
 }
 
-#[inline(always)]
-fn load4(raw: &[u64], o: usize) -> u64x4 {
-    debug_assert!(o + 4 <= raw.len());
-    // SAFETY: callers pass offsets inside a row slot of a grid whose buffer holds
-    // (rows + 2) * stride words; `step_grid` checks the shape once before the loop.
-    unsafe {
-        u64x4::from(std::ptr::read_unaligned(
-            raw.as_ptr().add(o) as *const [u64; 4]
-        ))
-    }
-}
-
-#[inline(always)]
-fn store4(raw: &mut [u64], o: usize, v: u64x4) {
-    debug_assert!(o + 4 <= raw.len());
-    // SAFETY: as for `load4`.
-    unsafe { std::ptr::write_unaligned(raw.as_mut_ptr().add(o) as *mut [u64; 4], v.to_array()) }
-}
-
-/// One sync step `src -> dst` on prepared edges. `src` must have had
-/// [`Grid::prepare_edges`] called; `dst` must have the same shape. The last vector of each row
-/// is masked, so `dst`'s padding bits and words end zero with no extra pass.
+/// One sync step `src -> dst` on prepared edges, lanes across the words of a row (`V::N` divides
+/// 4, the row padding of [`Grid`]). `src` must have had [`Grid::prepare_edges`] called; `dst`
+/// must have the same shape. The last vector of each row is masked, so `dst`'s padding bits and
+/// words end zero with no extra pass. Returns the number of WALL cells of `dst`.
 ///
 /// With `solid_border` the outer ring is forced to WALL as each vector is stored (one OR per
 /// vector), instead of a second pass over the grid.
-pub fn step_grid<R: RuleEval>(src: &Grid, dst: &mut Grid, rule: R, solid_border: bool) {
+#[inline(always)]
+pub fn step_grid<V: Lane, R: RuleEval>(
+    src: &Grid,
+    dst: &mut Grid,
+    rule: R,
+    solid_border: bool,
+) -> u64 {
     assert_eq!((src.rows(), src.cols()), (dst.rows(), dst.cols()));
+    assert!(V::N <= 4 && 4 % V::N == 0, "row vectors of 1, 2 or 4 words");
     let rows = src.rows() as isize;
     let stride = src.stride();
+    let wpr = src.words_per_row();
     assert_eq!(src.raw().len(), (src.rows() + 2) * stride);
-    let nvec = src.words_per_row().div_ceil(4);
-    let raw = src.raw();
-    let hrow = |o: usize| hsum3_parts(load4(raw, o - 1), load4(raw, o), load4(raw, o + 1));
-    let mut last = [0u64; 4];
-    for (k, m) in last.iter_mut().enumerate() {
-        let w = 4 * (nvec - 1) + k;
-        *m = match w.cmp(&(src.words_per_row() - 1)) {
+    assert_eq!(dst.raw().len(), src.raw().len());
+    let nvec = wpr.div_ceil(V::N);
+    let raw = src.raw().as_ptr();
+    // SAFETY (every `read`/`write` below): offsets are `base + stride * (y + 1) + {-1, 0, 1}`
+    // for rows -1..=rows of vector `i < nvec`; a row slot holds a guard word, the row's words
+    // padded to a multiple of 4 >= nvec * N, and a guard word, so every access stays inside
+    // the buffer of (rows + 2) * stride words, as asserted above.
+    let last = V::from_fn(|k| {
+        let w = V::N * (nvec - 1) + k;
+        match w.cmp(&(wpr - 1)) {
             std::cmp::Ordering::Less => !0,
             std::cmp::Ordering::Equal => src.last_word_mask(),
             std::cmp::Ordering::Greater => 0,
-        };
-    }
-    // The border: bit 0 of word 0 and the last column's bit, on every row.
-    let mut edge = [[0u64; 4]; 2]; // [first vector, last vector]
-    if solid_border {
-        edge[0][0] = 1;
-        let lc = src.cols() - 1;
-        edge[1][lc / 64 - 4 * (nvec - 1)] |= 1u64 << (lc % 64);
-        if nvec == 1 {
-            edge[0][lc / 64] |= 1u64 << (lc % 64);
         }
-    }
-    let last = u64x4::from(last);
-    let out = dst.raw_mut();
+    });
+    // The border: bit 0 of word 0 and the last column's bit, on every row.
+    let lc = src.cols() - 1;
+    let edge_of = |i: usize| {
+        V::from_fn(|k| {
+            let w = V::N * i + k;
+            let mut e = 0u64;
+            if solid_border && w == 0 {
+                e |= 1;
+            }
+            if solid_border && w == lc / 64 {
+                e |= 1u64 << (lc % 64);
+            }
+            e
+        })
+    };
+    let out = dst.raw_mut().as_mut_ptr();
+    let mut count = V::ZERO;
     for i in 0..nvec {
-        let m = if i + 1 == nvec { last } else { u64x4::MAX };
+        let m = if i + 1 == nvec { last } else { V::ONES };
         // Border bits of this vector, and the all-wall value of the first and last rows.
-        let e = u64x4::from(match i {
-            0 => edge[0],
-            _ if i + 1 == nvec => edge[1],
-            _ => [0; 4],
-        });
-        let full = if solid_border { m } else { u64x4::ZERO };
-        let base = src.row_offset(-1) + 4 * i;
-        let mut above = hrow(base);
-        let mut here = hrow(base + stride);
+        let e = edge_of(i);
+        let full = if solid_border { m } else { V::ZERO };
+        let base = src.row_offset(-1) + V::N * i;
+        let mut above = unsafe { hrow::<V>(raw, base) };
+        let mut here = unsafe { hrow::<V>(raw, base + stride) };
         for y in 0..rows {
             let o = base + (y as usize + 1) * stride;
-            let below = hrow(o + stride);
-            let mut v = (rule.next(&above, &here, &below, load4(raw, o)) & m) | e;
+            let below = unsafe { hrow::<V>(raw, o + stride) };
+            let mut v = (rule.next(&above, &here, &below, unsafe { V::read(raw.add(o)) }) & m) | e;
             if y == 0 || y == rows - 1 {
                 v |= full;
             }
-            store4(out, o, v);
+            // SAFETY: as for the loads; `dst` has `src`'s shape.
+            unsafe { v.write(out.add(o)) };
+            count = count.add(v.popcnt());
             above = here;
             here = below;
         }
     }
+    count.sum()
 }
 
-/// Four grids of one shape, interleaved word by word so that lane `k` of every `u64x4` belongs
-/// to grid `k`. Same guard layout as [`Grid`] (a guard word each side, guard rows), but with no
-/// rounding of the row to 4 words: the 4 lanes run across grids, not along the row.
-#[derive(Clone, Debug)]
-pub struct Batch4 {
-    rows: usize,
-    cols: usize,
-    wpr: usize,
-    stride: usize,
-    data: Vec<u64x4>,
-}
-
-impl Batch4 {
-    /// A batch shaped like `g`.
-    pub fn like(g: &Grid) -> Batch4 {
-        let wpr = g.words_per_row();
-        Batch4 {
-            rows: g.rows(),
-            cols: g.cols(),
-            wpr,
-            stride: wpr + 2,
-            data: vec![u64x4::ZERO; (g.rows() + 2) * (wpr + 2)],
-        }
-    }
-
-    pub fn rows(&self) -> usize {
-        self.rows
-    }
-    pub fn cols(&self) -> usize {
-        self.cols
-    }
-
-    fn offset(&self, y: isize) -> usize {
-        ((y + 1) as usize) * self.stride + 1
-    }
-
-    /// Interleave four grids (all shaped like this batch) into the lanes.
-    pub fn load(&mut self, grids: [&Grid; 4]) {
-        for g in grids {
-            assert_eq!((g.rows(), g.cols()), (self.rows, self.cols));
-        }
-        for y in 0..self.rows {
-            let o = self.offset(y as isize);
-            let rows = grids.map(|g| g.row(y));
-            for w in 0..self.wpr {
-                self.data[o + w] = u64x4::from(rows.map(|r| r[w]));
-            }
-        }
-    }
-
-    /// De-interleave lane `k` into `g` (shaped like this batch).
-    pub fn store_lane(&self, k: usize, g: &mut Grid) {
-        assert_eq!((g.rows(), g.cols()), (self.rows, self.cols));
-        for y in 0..self.rows {
-            let o = self.offset(y as isize);
-            for (w, dst) in g.row_mut(y).iter_mut().enumerate() {
-                *dst = self.data[o + w].to_array()[k];
-            }
-        }
-    }
-
-    /// Prepare guards for `outside`, as [`Grid::prepare_edges`] does for one grid.
-    pub fn prepare_edges(&mut self, outside: crate::rule::Outside) {
-        use crate::rule::Outside;
-        if outside == Outside::Floor {
-            return; // guards are zero between steps
-        }
-        let (rows, cols, wpr, stride) = (self.rows, self.cols, self.wpr, self.stride);
-        let rpad = (cols % 64) as u32;
-        let mask = if rpad == 0 { !0u64 } else { (1u64 << rpad) - 1 };
-        for y in 0..rows {
-            let o = self.offset(y as isize);
-            let last = self.data[o + wpr - 1];
-            match outside {
-                Outside::Floor => {
-                    self.data[o - 1] = u64x4::ZERO;
-                    self.data[o + wpr] = u64x4::ZERO;
-                }
-                Outside::Wall => {
-                    self.data[o - 1] = u64x4::MAX;
-                    self.data[o + wpr] = u64x4::MAX;
-                    self.data[o + wpr - 1] = last | u64x4::splat(!mask);
-                }
-                Outside::Wrap => {
-                    let lastbit = (self.data[o + (cols - 1) / 64] >> ((cols as u32 - 1) % 64))
-                        & u64x4::splat(1);
-                    let first = self.data[o] & u64x4::splat(1);
-                    self.data[o - 1] = lastbit << 63;
-                    if rpad == 0 {
-                        self.data[o + wpr] = first;
-                    } else {
-                        self.data[o + wpr] = u64x4::ZERO;
-                        self.data[o + wpr - 1] = last | (first << rpad);
-                    }
-                }
-            }
-        }
-        let (top, bottom) = (0..stride, (rows + 1) * stride..(rows + 2) * stride);
-        match outside {
-            Outside::Floor => {
-                self.data[top].fill(u64x4::ZERO);
-                self.data[bottom].fill(u64x4::ZERO);
-            }
-            Outside::Wall => {
-                self.data[top].fill(u64x4::MAX);
-                self.data[bottom].fill(u64x4::MAX);
-            }
-            Outside::Wrap => {
-                self.data.copy_within(rows * stride..(rows + 1) * stride, 0);
-                self.data
-                    .copy_within(stride..2 * stride, (rows + 1) * stride);
-            }
-        }
-    }
-
-    /// Zero the guards and padding bits again.
-    pub fn clear_edges(&mut self) {
-        let (rows, wpr, stride) = (self.rows, self.wpr, self.stride);
-        let rpad = (self.cols % 64) as u32;
-        let mask = u64x4::splat(if rpad == 0 { !0u64 } else { (1u64 << rpad) - 1 });
-        self.data[..stride].fill(u64x4::ZERO);
-        self.data[(rows + 1) * stride..].fill(u64x4::ZERO);
-        for y in 0..rows {
-            let o = self.offset(y as isize);
-            self.data[o - 1] = u64x4::ZERO;
-            self.data[o + wpr] = u64x4::ZERO;
-            self.data[o + wpr - 1] &= mask;
-        }
-    }
-
-    /// Force the outer ring of all four grids to WALL.
-    pub fn solid_border(&mut self) {
-        let (rows, cols, wpr) = (self.rows, self.cols, self.wpr);
-        let rpad = (cols % 64) as u32;
-        let mask = u64x4::splat(if rpad == 0 { !0u64 } else { (1u64 << rpad) - 1 });
-        for y in [0, rows - 1] {
-            let o = self.offset(y as isize);
-            self.data[o..o + wpr].fill(u64x4::MAX);
-            self.data[o + wpr - 1] = mask;
-        }
-        let last = cols - 1;
-        let (lw, lb) = (last / 64, u64x4::splat(1u64 << (last % 64)));
-        for y in 1..rows.saturating_sub(1) {
-            let o = self.offset(y as isize);
-            self.data[o] |= u64x4::splat(1);
-            self.data[o + lw] |= lb;
-        }
-    }
-
-    /// Walls per lane.
-    pub fn count_walls(&self) -> [u64; 4] {
-        let mut n = [0u64; 4];
-        for y in 0..self.rows {
-            let o = self.offset(y as isize);
-            for v in &self.data[o..o + self.wpr] {
-                for (k, w) in v.to_array().iter().enumerate() {
-                    n[k] += w.count_ones() as u64;
-                }
-            }
-        }
-        n
-    }
-}
-
-/// One sync step of a batch `src -> dst` (edges prepared on `src`); masks `dst`'s padding.
-pub fn step_batch<R: RuleEval>(src: &Batch4, dst: &mut Batch4, rule: R) {
-    assert_eq!((src.rows, src.cols), (dst.rows, dst.cols));
-    let (rows, wpr, stride) = (src.rows, src.wpr, src.stride);
-    let d = &src.data;
-    let hrow = |o: usize| hsum3_parts(d[o - 1], d[o], d[o + 1]);
-    let rpad = (src.cols % 64) as u32;
-    let mask = u64x4::splat(if rpad == 0 { !0u64 } else { (1u64 << rpad) - 1 });
-    for w in 0..wpr {
-        let base = src.offset(-1) + w;
-        let mut above = hrow(base);
-        let mut here = hrow(base + stride);
-        let m = if w + 1 == wpr { mask } else { u64x4::MAX };
-        for y in 0..rows {
-            let o = base + (y + 1) * stride;
-            let below = hrow(o + stride);
-            dst.data[o] = rule.next(&above, &here, &below, d[o]) & m;
-            above = here;
-            here = below;
-        }
+/// [`hsum3_parts`] of the vector at `raw + o` with its neighbour words.
+///
+/// # Safety
+/// `raw + o - 1 .. raw + o + N + 1` must be readable.
+#[inline(always)]
+unsafe fn hrow<V: Lane>(raw: *const u64, o: usize) -> [V; 4] {
+    // SAFETY: the caller's guarantee.
+    unsafe {
+        hsum3_parts(
+            V::read(raw.add(o - 1)),
+            V::read(raw.add(o)),
+            V::read(raw.add(o + 1)),
+        )
     }
 }

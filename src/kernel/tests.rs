@@ -7,6 +7,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::*;
 use crate::oracle::ByteGrid;
+use crate::simd::{Isa, Lane, Simd, Task};
 
 const WIDTHS: [usize; 9] = [1, 2, 63, 64, 65, 127, 128, 140, 200];
 const HEIGHTS: [usize; 4] = [1, 2, 3, 90];
@@ -51,23 +52,79 @@ fn check_sync(
     o: Outside,
     b: Border,
 ) {
-    let pass = Pass::sync(rule, o, b);
-    let mut g = random_grid(rows, cols, density, seed);
-    let mut oracle = ByteGrid::from_grid(&g);
-    let mut stepper = Stepper::new();
-    for step in 0..3 {
-        stepper.step(&mut g, &pass);
-        oracle.step(&pass);
-        assert_eq!(
-            g.to_text(),
-            oracle.to_grid().to_text(),
-            "{rows}x{cols} {rule} {o} {b} step {step}"
-        );
-        assert_eq!(
-            g.count_walls(),
-            oracle.count_walls(),
-            "padding must stay zero"
-        );
+    check_pass(rows, cols, density, seed, &Pass::sync(rule, o, b));
+}
+
+/// Three steps of `pass` on every SIMD path against the oracle, with the step's wall count.
+fn check_pass(rows: usize, cols: usize, density: u32, seed: u64, pass: &Pass) {
+    let start = random_grid(rows, cols, density, seed);
+    for simd in Simd::available() {
+        let mut g = start.clone();
+        let mut oracle = ByteGrid::from_grid(&g);
+        let mut stepper = Stepper::with_simd(simd);
+        for step in 0..3 {
+            let walls = stepper.step(&mut g, pass);
+            oracle.step(pass);
+            assert_eq!(
+                g.to_text(),
+                oracle.to_grid().to_text(),
+                "{simd} {rows}x{cols} {} {} {} step {step}",
+                pass.rule,
+                pass.outside,
+                pass.border
+            );
+            assert_eq!(walls, oracle.count_walls(), "{simd}: the step's count");
+            assert_eq!(
+                g.count_walls(),
+                oracle.count_walls(),
+                "padding must stay zero"
+            );
+        }
+    }
+}
+
+/// Step caves in the lanes of `I`'s batch vector and copy them out: what the generator does.
+struct LanesTask<'a> {
+    grids: &'a [Grid],
+    pass: &'a Pass,
+}
+
+impl Task for LanesTask<'_> {
+    /// The grids after the pass, and the wall counts after each step (per lane).
+    type Output = (Vec<Grid>, Vec<Vec<u64>>);
+    #[inline(always)]
+    fn run<I: Isa>(self) -> Self::Output {
+        let (rows, cols) = (self.grids[0].rows(), self.grids[0].cols());
+        let mut bufs = [batch::LaneBuf::default(), batch::LaneBuf::default()];
+        let [ba, bb] = &mut bufs;
+        let mut a = ba.view::<I::Lanes>(rows, cols);
+        let mut b = bb.view::<I::Lanes>(rows, cols);
+        // Stale contents everywhere, then the caves in the lanes and zero guards.
+        a.raw_mut().fill(<I::Lanes as Lane>::ONES);
+        b.raw_mut().fill(<I::Lanes as Lane>::ONES);
+        let n = <I::Lanes as Lane>::N;
+        for k in 0..n {
+            a.grid_to_lane(k, &self.grids[k % self.grids.len()]);
+        }
+        a.clear_edges();
+        b.clear_edges();
+        let masks = sync_moore(self.pass).expect("a sync Moore pass");
+        let mut counts = vec![vec![]; n];
+        for _ in 0..self.pass.repeat {
+            let c = step_lanes(&mut a, &mut b, masks, self.pass.outside, self.pass.border);
+            std::mem::swap(&mut a, &mut b);
+            for (k, v) in counts.iter_mut().enumerate() {
+                v.push(c.get(k));
+            }
+        }
+        let out = (0..n)
+            .map(|k| {
+                let mut g = Grid::new(rows, cols).unwrap();
+                a.lane_to_grid(k, &mut g);
+                g
+            })
+            .collect();
+        (out, counts)
     }
 }
 
@@ -91,26 +148,49 @@ proptest! {
     }
 
     #[test]
-    fn batch_matches_single_grids(
+    fn lanes_match_single_grids(
         wi in 0..WIDTHS.len(), hi in 0..HEIGHTS.len(), density in 0u32..=100,
         seed in any::<u64>(), rule in any_moore(), o in super::strategies::outside(), b in any_border(),
     ) {
         let (rows, cols) = (HEIGHTS[hi], WIDTHS[wi]);
         let pass = Pass { repeat: 3, ..Pass::sync(rule, o, b) };
-        let mut grids: Vec<Grid> =
-            (0..4).map(|k| random_grid(rows, cols, density, seed ^ k)).collect();
-        let mut batch = Batch4::like(&grids[0]);
-        let mut tmp = Batch4::like(&grids[0]);
-        batch.load([&grids[0], &grids[1], &grids[2], &grids[3]]);
-        run_pass_batch(&mut batch, &mut tmp, &pass);
-        let mut stepper = Stepper::new();
-        let counts = batch.count_walls();
-        for (k, g) in grids.iter_mut().enumerate() {
-            stepper.run_pass(g, &pass);
-            let mut out = Grid::new(rows, cols).unwrap();
-            batch.store_lane(k, &mut out);
-            prop_assert_eq!(out.to_text(), g.to_text(), "lane {}", k);
-            prop_assert_eq!(counts[k], g.count_walls());
+        let grids: Vec<Grid> =
+            (0..8).map(|k| random_grid(rows, cols, density, seed ^ k)).collect();
+        for simd in Simd::available() {
+            let (out, counts) = simd.run(LanesTask { grids: &grids, pass: &pass });
+            let mut stepper = Stepper::with_simd(Simd::SCALAR);
+            for (k, got) in out.iter().enumerate() {
+                let mut g = grids[k % grids.len()].clone();
+                for (s, &want) in counts[k][..3].iter().enumerate() {
+                    let n = stepper.step(&mut g, &pass);
+                    prop_assert_eq!(want, n, "{} lane {} step {}", simd, k, s);
+                }
+                prop_assert_eq!(got.to_text(), g.to_text(), "{} lane {}", simd, k);
+                prop_assert_eq!(got.count_walls(), g.count_walls(), "padding");
+            }
+        }
+    }
+
+    /// RogueBasin's `R1 >= t` alone runs as a Moore rule ([`r1_as_moore`]) on the sync kernels
+    /// and in lanes: both against the oracle's two-radius evaluation.
+    #[test]
+    fn r1_as_moore_matches_oracle(
+        rows in prop_oneof![Just(1usize), Just(2), Just(5), Just(90)],
+        cols in prop_oneof![Just(1usize), Just(3), Just(64), Just(140)],
+        density in 0u32..=100, seed in any::<u64>(), t in 0u8..=10,
+        o in super::strategies::outside(), b in any_border(),
+    ) {
+        let pass = Pass {
+            repeat: 3,
+            ..Pass::sync(Rule::TwoRadius { r1_min: t, r2_max: None }, o, b)
+        };
+        check_pass(rows, cols, density, seed, &pass);
+        let start = random_grid(rows, cols, density, seed);
+        let mut oracle = ByteGrid::from_grid(&start);
+        oracle.run_pass(&pass);
+        for simd in Simd::available() {
+            let (out, _) = simd.run(LanesTask { grids: std::slice::from_ref(&start), pass: &pass });
+            prop_assert_eq!(out[0].to_text(), oracle.to_grid().to_text(), "{} R1>={}", simd, t);
         }
     }
 }

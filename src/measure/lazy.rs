@@ -208,7 +208,7 @@ impl Lazy<'_> {
             }
             Stage::Boundary => {
                 self.run(Stage::Plane);
-                let b = metrics::boundary(&self.memo.lay, &self.m.flood.f);
+                let b = metrics::boundary(self.m.flood.simd, &self.memo.lay, &self.m.flood.f);
                 self.set(Boundary, b as f64);
             }
             Stage::Spawn => {
@@ -278,6 +278,7 @@ impl Lazy<'_> {
                     return;
                 }
                 let r = self.m.bfs.run(
+                    self.m.flood.simd,
                     &self.memo.lay,
                     &self.m.flood.f,
                     conn,

@@ -5,54 +5,56 @@
 //! expensive part, so it advances the whole frontier one distance step per sweep (a dilation of
 //! the visited plane within FLOOR, double-buffered so the step is synchronous), computes only the
 //! band of rows between the first and last rows that changed in the previous step (plus one on
-//! each side), and for rows of at most 256 cells does each row with a handful of AVX2 instructions.
+//! each side), and for rows of at most 256 cells does each row as one 4-word vector (a handful of
+//! AVX2 or AVX-512 instructions in those clones, see [`crate::simd`]).
 
 use super::Connectivity;
 use super::components::Layout;
+use crate::simd::{Isa, Lane, Simd, Task};
 
 /// Number of 4-adjacent (FLOOR, WALL) pairs of cells inside the grid, from the floor plane:
 /// popcounts of `row ^ (row >> 1)` (masked to pairs inside the grid) and `row ^ next row`.
-pub(crate) fn boundary(lay: &Layout, f: &[u64]) -> u64 {
-    let (w, w4, stride) = (lay.wpr, lay.w4, lay.stride);
-    // Pairs (x, x + 1) need x + 1 < cols; bits past the grid are zero in `f` anyway.
-    let mut valid = [0u64; 4];
-    let mut n = 0u64;
-    for c in (0..w4).step_by(4) {
-        for (j, v) in valid.iter_mut().enumerate() {
-            let i = c + j;
-            *v = if i + 1 < w {
-                !0
-            } else if i + 1 == w {
-                lay.last_mask() >> 1
-            } else {
-                0
-            };
+pub(crate) fn boundary(simd: Simd, lay: &Layout, f: &[u64]) -> u64 {
+    struct T<'a>(&'a Layout, &'a [u64]);
+    impl Task for T<'_> {
+        type Output = u64;
+        #[inline(always)]
+        fn run<I: Isa>(self) -> u64 {
+            boundary_in::<I::Row>(self.0, self.1)
         }
-        let mut acc = [0u64; 4];
+    }
+    simd.run(T(lay, f))
+}
+
+#[inline(always)]
+fn boundary_in<V: Lane>(lay: &Layout, f: &[u64]) -> u64 {
+    let (w, w4, stride) = (lay.wpr, lay.w4, lay.stride);
+    assert!(f.len() == lay.len());
+    let mut n = V::ZERO;
+    for c in (0..w4).step_by(V::N) {
+        // Pairs (x, x + 1) need x + 1 < cols; bits past the grid are zero in `f` anyway.
+        let valid = V::from_fn(|j| {
+            let i = c + j;
+            match (i + 1).cmp(&w) {
+                std::cmp::Ordering::Less => !0,
+                std::cmp::Ordering::Equal => lay.last_mask() >> 1,
+                std::cmp::Ordering::Greater => 0,
+            }
+        });
         for y in 0..lay.rows {
             let o = lay.off(y as isize) + c;
-            let (a, r) = (ld(f, o), ld(f, o + 1));
+            let (a, r) = (V::load(f, o), V::load(f, o + 1));
             // The last row's vertical pairs would meet the zero guard row: masked off.
             let dn = if y + 1 < lay.rows {
-                ld(f, o + stride)
+                V::load(f, o + stride)
             } else {
                 a
             };
-            for j in 0..4 {
-                let h = (a[j] ^ ((a[j] >> 1) | (r[j] << 63))) & valid[j];
-                acc[j] += (h.count_ones() + (a[j] ^ dn[j]).count_ones()) as u64;
-            }
+            let h = (a ^ (a.shr(1) | r.shl(63))) & valid;
+            n = n.add(h.popcnt()).add((a ^ dn).popcnt());
         }
-        n += acc.iter().sum::<u64>();
     }
-    n
-}
-
-/// Four words starting at `o` (rows are processed in `[u64; 4]` chunks, which LLVM turns into
-/// AVX2 vectors).
-#[inline(always)]
-fn ld(v: &[u64], o: usize) -> [u64; 4] {
-    v[o..o + 4].try_into().expect("4 words")
+    n.sum()
 }
 
 /// Scratch for [`Bfs::run`]: two visited planes (the step is synchronous: double buffered).
@@ -79,8 +81,10 @@ impl Bfs {
     /// Only the band of rows next to rows that changed in the previous step can change, so only
     /// it is computed. The buffer written holds the state of two steps ago; outside the band
     /// that equals the current state (those rows did not change last step), so it stays valid.
+    #[allow(clippy::too_many_arguments)]
     pub fn run(
         &mut self,
+        simd: Simd,
         lay: &Layout,
         f: &[u64],
         conn: Connectivity,
@@ -88,7 +92,50 @@ impl Bfs {
         exit: Option<(usize, usize)>,
         full: bool,
     ) -> BfsResult {
-        let (rows, w4, stride) = (lay.rows, lay.w4, lay.stride);
+        struct T<'a> {
+            bfs: &'a mut Bfs,
+            lay: &'a Layout,
+            f: &'a [u64],
+            conn: Connectivity,
+            spawn: (usize, usize),
+            exit: Option<(usize, usize)>,
+            full: bool,
+        }
+        impl Task for T<'_> {
+            type Output = BfsResult;
+            #[inline(always)]
+            fn run<I: Isa>(self) -> BfsResult {
+                match self.conn {
+                    Connectivity::Four => self.bfs.run_in::<I::Row, false>(
+                        self.lay, self.f, self.spawn, self.exit, self.full,
+                    ),
+                    Connectivity::Eight => self
+                        .bfs
+                        .run_in::<I::Row, true>(self.lay, self.f, self.spawn, self.exit, self.full),
+                }
+            }
+        }
+        simd.run(T {
+            bfs: self,
+            lay,
+            f,
+            conn,
+            spawn,
+            exit,
+            full,
+        })
+    }
+
+    #[inline(always)]
+    fn run_in<V: Lane, const EIGHT: bool>(
+        &mut self,
+        lay: &Layout,
+        f: &[u64],
+        spawn: (usize, usize),
+        exit: Option<(usize, usize)>,
+        full: bool,
+    ) -> BfsResult {
+        let rows = lay.rows;
         for p in [&mut self.a, &mut self.b] {
             p.clear();
             p.resize(lay.len(), 0);
@@ -107,77 +154,7 @@ impl Bfs {
         let mut step = 0u32;
         loop {
             step += 1;
-            let (mut clo, mut chi) = (usize::MAX, 0usize);
-            #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
-            if w4 == 4 {
-                // Every word read or written lies in rows lo - 1 ..= hi + 1 (guard rows
-                // included) of planes of `lay.len()` words.
-                assert!(src.len() == lay.len() && dst.len() == lay.len() && f.len() == lay.len());
-                // SAFETY: AVX2 is enabled at compile time; bounds as asserted above.
-                (clo, chi) = unsafe {
-                    match conn {
-                        Connectivity::Four => band_step_avx2::<false>(src, dst, f, lay, lo, hi),
-                        Connectivity::Eight => band_step_avx2::<true>(src, dst, f, lay, lo, hi),
-                    }
-                };
-            }
-            let generic = !cfg!(all(target_arch = "x86_64", target_feature = "avx2")) || w4 != 4;
-            for y in (lo..=hi).filter(|_| generic) {
-                let o = lay.off(y as isize);
-                let mut diff = 0u64;
-                for c in (0..w4).step_by(4) {
-                    let p = o + c;
-                    let cur = ld(src, p);
-                    let fw = ld(f, p);
-                    let mut n = [0u64; 4];
-                    match conn {
-                        Connectivity::Four => {
-                            let (l, r) = (ld(src, p - 1), ld(src, p + 1));
-                            let (u, d) = (ld(src, p - stride), ld(src, p + stride));
-                            for j in 0..4 {
-                                let x = cur[j];
-                                n[j] = (x
-                                    | (x << 1)
-                                    | (x >> 1)
-                                    | (l[j] >> 63)
-                                    | (r[j] << 63)
-                                    | u[j]
-                                    | d[j])
-                                    & fw[j];
-                            }
-                        }
-                        Connectivity::Eight => {
-                            let col = |q: usize| {
-                                let (u, m, d) =
-                                    (ld(src, q - stride), ld(src, q), ld(src, q + stride));
-                                [
-                                    u[0] | m[0] | d[0],
-                                    u[1] | m[1] | d[1],
-                                    u[2] | m[2] | d[2],
-                                    u[3] | m[3] | d[3],
-                                ]
-                            };
-                            let (l, x, r) = (col(p - 1), col(p), col(p + 1));
-                            for j in 0..4 {
-                                n[j] = (x[j]
-                                    | (x[j] << 1)
-                                    | (x[j] >> 1)
-                                    | (l[j] >> 63)
-                                    | (r[j] << 63))
-                                    & fw[j];
-                            }
-                        }
-                    }
-                    for j in 0..4 {
-                        diff |= n[j] ^ cur[j];
-                    }
-                    dst[p..p + 4].copy_from_slice(&n);
-                }
-                if diff != 0 {
-                    clo = clo.min(y);
-                    chi = y;
-                }
-            }
+            let (clo, chi) = band_step::<V, EIGHT>(src, dst, f, lay, lo, hi);
             if clo == usize::MAX {
                 return BfsResult {
                     path,
@@ -201,15 +178,11 @@ impl Bfs {
     }
 }
 
-/// One BFS step over rows `lo..=hi` for rows of exactly one `[u64; 4]` chunk (cols <= 256),
-/// with AVX2: about fifteen instructions per row. Returns the first and last changed rows
-/// (`usize::MAX, 0` if none changed).
-///
-/// # Safety
-/// AVX2 must be available; `src`, `dst` and `f` must be planes of `lay` with `lay.w4 == 4`.
-#[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
-#[target_feature(enable = "avx2")]
-unsafe fn band_step_avx2<const EIGHT: bool>(
+/// One BFS step over rows `lo..=hi`, a vector of words at a time: every cell of `dst`
+/// becomes `src` dilated by one step (4 or 8 neighbours) within FLOOR. Returns the first and
+/// last changed rows (`usize::MAX, 0` if none changed).
+#[inline(always)]
+fn band_step<V: Lane, const EIGHT: bool>(
     src: &[u64],
     dst: &mut [u64],
     f: &[u64],
@@ -217,66 +190,58 @@ unsafe fn band_step_avx2<const EIGHT: bool>(
     lo: usize,
     hi: usize,
 ) -> (usize, usize) {
-    use core::arch::x86_64::*;
-    let stride = lay.stride;
+    let (w4, stride) = (lay.w4, lay.stride);
+    assert!(src.len() == lay.len() && dst.len() == lay.len() && f.len() == lay.len());
+    assert!(hi < lay.rows);
     let (s, d, fp) = (src.as_ptr(), dst.as_mut_ptr(), f.as_ptr());
     let (mut clo, mut chi) = (usize::MAX, 0usize);
-    // SAFETY: offsets stay within rows lo - 1 ..= hi + 1 and their guard words (caller).
-    unsafe {
-        let ld = |p: usize| _mm256_loadu_si256(s.add(p) as *const __m256i);
-        // Half-open range: cheaper loop control than `lo..=hi`.
-        for y in lo..hi + 1 {
-            let p = (y + 1) * stride + 1;
-            let cur = ld(p);
-            let n = if EIGHT {
-                let col = |q: usize| {
-                    _mm256_or_si256(_mm256_or_si256(ld(q - stride), ld(q)), ld(q + stride))
+    // Half-open range: cheaper loop control than `lo..=hi`.
+    for y in lo..hi + 1 {
+        let o = lay.off(y as isize);
+        let mut diff = V::ZERO;
+        for c in (0..w4).step_by(V::N) {
+            let p = o + c;
+            // SAFETY: rows lo - 1 ..= hi + 1 (guard rows included) and the guard words beside
+            // each chunk (rows are padded to 4 words, a multiple of N) lie inside planes of
+            // `lay.len()` words, as asserted above.
+            let (cur, n) = unsafe {
+                let cur = V::read(s.add(p));
+                let n = if EIGHT {
+                    // The OR of the rows above, here and below, then dilated sideways.
+                    let (l, x, r) = (
+                        col3::<V>(s, p - 1, stride),
+                        col3::<V>(s, p, stride),
+                        col3::<V>(s, p + 1, stride),
+                    );
+                    x | x.shl(1) | x.shr(1) | l.shr(63) | r.shl(63)
+                } else {
+                    let (l, r) = (V::read(s.add(p - 1)), V::read(s.add(p + 1)));
+                    let v = V::read(s.add(p - stride)) | V::read(s.add(p + stride));
+                    cur | cur.shl(1) | cur.shr(1) | l.shr(63) | r.shl(63) | v
                 };
-                let (l, x, r) = (col(p - 1), col(p), col(p + 1));
-                _mm256_or_si256(x, shift_pair(x, l, r))
-            } else {
-                let (l, r) = (ld(p - 1), ld(p + 1));
-                let v = _mm256_or_si256(ld(p - stride), ld(p + stride));
-                _mm256_or_si256(_mm256_or_si256(cur, shift_pair(cur, l, r)), v)
+                (cur, n & V::read(fp.add(p)))
             };
-            let n = _mm256_and_si256(n, _mm256_loadu_si256(fp.add(p) as *const __m256i));
-            _mm256_storeu_si256(d.add(p) as *mut __m256i, n);
             // n contains cur: the row changed unless (n & !cur) == 0.
-            if _mm256_testc_si256(cur, n) == 0 {
-                clo = clo.min(y);
-                chi = y;
-            }
+            diff |= n & !cur;
+            // SAFETY: as above.
+            unsafe { n.write(d.add(p)) };
+        }
+        if diff.any() {
+            clo = clo.min(y);
+            chi = y;
         }
     }
     (clo, chi)
 }
 
-/// `(x << 1) | (x >> 1)` of a 256-bit row chunk as one bit string, given the chunk `l` one word
-/// lower and `r` one word higher (their bits 63 / 0 carry across the word boundaries). With
-/// AVX-512 VBMI2 each side is one funnel shift instead of two shifts and an OR.
-#[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+/// The OR of the chunks at `q` in the rows above, here and below.
+///
+/// # Safety
+/// The three chunks must be readable.
 #[inline(always)]
-fn shift_pair(
-    x: core::arch::x86_64::__m256i,
-    l: core::arch::x86_64::__m256i,
-    r: core::arch::x86_64::__m256i,
-) -> core::arch::x86_64::__m256i {
-    use core::arch::x86_64::*;
-    #[cfg(all(target_feature = "avx512vbmi2", target_feature = "avx512vl"))]
-    {
-        // SAFETY: both features are enabled at compile time.
-        unsafe { _mm256_or_si256(_mm256_shldi_epi64::<1>(x, l), _mm256_shrdi_epi64::<1>(x, r)) }
-    }
-    #[cfg(not(all(target_feature = "avx512vbmi2", target_feature = "avx512vl")))]
-    {
-        // SAFETY: AVX2 is enabled at compile time.
-        unsafe {
-            _mm256_or_si256(
-                _mm256_or_si256(_mm256_slli_epi64(x, 1), _mm256_srli_epi64(l, 63)),
-                _mm256_or_si256(_mm256_srli_epi64(x, 1), _mm256_slli_epi64(r, 63)),
-            )
-        }
-    }
+unsafe fn col3<V: Lane>(s: *const u64, q: usize, stride: usize) -> V {
+    // SAFETY: the caller's guarantee.
+    unsafe { V::read(s.add(q - stride)) | V::read(s.add(q)) | V::read(s.add(q + stride)) }
 }
 
 /// Scratch for [`MinWidth::run`]: compact planes (`rows * wpr` words, no guards).

@@ -283,6 +283,14 @@ impl Measurer {
         Measurer::default()
     }
 
+    /// A measurer whose floods and distance sweeps run on `simd` (the default is
+    /// [`crate::simd::Simd::active`]).
+    pub fn with_simd(simd: crate::simd::Simd) -> Measurer {
+        let mut m = Measurer::default();
+        m.flood.simd = simd;
+        m
+    }
+
     /// Measure `g` into `out`: every metric of `cfg.metrics`, the others left NaN. The
     /// stages run in the order that shares the most work (one BFS serves both path metrics).
     pub fn measure(&mut self, g: &Grid, cfg: &MeasureConfig, out: &mut Values) {

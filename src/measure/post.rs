@@ -82,6 +82,8 @@ pub(crate) struct PostScratch {
     comps: Vec<((usize, usize), u32)>,
     /// Cells to keep as FLOOR.
     keep: Vec<u64>,
+    /// Cells claimed by the components labelled so far.
+    prev: Vec<u64>,
     regions: Vec<Region>,
 }
 
@@ -122,9 +124,9 @@ pub(crate) fn apply<R: rand_core::Rng + ?Sized>(
         _ => conn,
     };
     flood.load(g);
-    label(flood, scratch, conn);
     let min = match step {
         PostStep::KeepLargest => {
+            label(flood, scratch, conn);
             // First largest in labelling order.
             let mut best: Option<((usize, usize), u32)> = None;
             for &c in &scratch.comps {
@@ -144,20 +146,23 @@ pub(crate) fn apply<R: rand_core::Rng + ?Sized>(
         PostStep::RemoveSmall(n) => n,
         PostStep::Bridge => 4,
     };
-    // Re-flood the kept components one by one into a cleared claim plane, collecting them in
-    // `keep` (and for `bridge`, picking each region's key and random cell from its flood).
+    // One labelling pass: right after each component's flood, its cells are the claimed cells
+    // that were not claimed before (`prev`), in its rows `lo..=hi`. Kept components go into
+    // `keep` (and for `bridge` give their region's key and random cell); the RNG is drawn once
+    // per kept region in labelling order, as documented.
     let lay = flood.lay;
-    scratch.keep.clear();
-    scratch.keep.resize(lay.len(), 0);
+    for v in [&mut scratch.keep, &mut scratch.prev] {
+        v.clear();
+        v.resize(lay.len(), 0);
+    }
     scratch.regions.clear();
-    flood.clear_claims();
-    for &(cell, size) in &scratch.comps {
-        if size < min {
-            continue;
-        }
+    let mut cursor = (0, 0);
+    while let Some(cell) = flood.next_unclaimed(&mut cursor) {
         let filled = flood.flood_from(cell.0, cell.1, conn);
+        let size = filled.size;
+        let kept = size >= min;
         let mut key = (usize::MAX, usize::MAX);
-        let pick = if step == PostStep::Bridge {
+        let pick = if kept && step == PostStep::Bridge {
             ((rng.next_u32() as u64 * size as u64) >> 32) as u32
         } else {
             u32::MAX
@@ -167,8 +172,12 @@ pub(crate) fn apply<R: rand_core::Rng + ?Sized>(
         for y in filled.lo..=filled.hi {
             let o = lay.off(y as isize);
             for i in 0..lay.wpr {
-                let new = flood.s[o + i] & !scratch.keep[o + i];
+                let new = flood.s[o + i] & !scratch.prev[o + i];
                 if new == 0 {
+                    continue;
+                }
+                scratch.prev[o + i] |= new;
+                if !kept {
                     continue;
                 }
                 scratch.keep[o + i] |= new;
@@ -185,7 +194,7 @@ pub(crate) fn apply<R: rand_core::Rng + ?Sized>(
                 }
             }
         }
-        if step == PostStep::Bridge {
+        if kept && step == PostStep::Bridge {
             scratch.regions.push(Region { key, cell: chosen });
         }
     }
@@ -200,32 +209,86 @@ pub(crate) fn apply<R: rand_core::Rng + ?Sized>(
     }
 }
 
-/// Position of the `rank`-th (0-based) set bit of `w` (`rank < w.count_ones()`).
+/// Position of the `rank`-th (0-based) set bit of `w` (`rank < w.count_ones()`): halving by
+/// popcounts (six steps, no `pdep`, which some CPUs microcode; a bit-clearing loop cost up to
+/// 63 dependent steps per kept region).
 fn select(w: u64, rank: u32) -> u32 {
-    #[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
-    {
-        // SAFETY: this branch is only compiled when the build enables BMI2.
-        unsafe { core::arch::x86_64::_pdep_u64(1u64 << rank, w) }.trailing_zeros()
-    }
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "bmi2")))]
-    {
-        let mut w = w;
-        for _ in 0..rank {
-            w &= w - 1;
+    let (mut pos, mut r, mut w) = (0u32, rank, w);
+    for half in [32u32, 16, 8, 4, 2, 1] {
+        let low = w & ((1u64 << half) - 1);
+        let c = low.count_ones();
+        if r >= c {
+            r -= c;
+            pos += half;
+            w >>= half;
         }
-        w.trailing_zeros()
     }
+    pos
 }
 
 /// Dig a 4-connected corridor from `a` to `b`: along `a`'s row to `b`'s column, then along that
-/// column to `b`. Both ends are inside the grid, so every dug cell is.
+/// column to `b`. Both ends are inside the grid, so every dug cell is. The row segment is
+/// cleared a word at a time.
 fn dig(g: &mut Grid, a: (usize, usize), b: (usize, usize)) {
     let (y0, x0) = a;
     let (y1, x1) = b;
-    for x in x0.min(x1)..=x0.max(x1) {
-        g.set(y0, x, false);
+    let (lo, hi) = (x0.min(x1), x0.max(x1));
+    let row = g.row_mut(y0);
+    for (i, w) in row.iter_mut().enumerate().take(hi / 64 + 1).skip(lo / 64) {
+        let from = lo.max(64 * i) - 64 * i;
+        let to = hi.min(64 * i + 63) - 64 * i; // inclusive
+        let span = (u64::MAX >> (63 - to)) & (u64::MAX << from);
+        *w &= !span;
     }
     for y in y0.min(y1)..=y0.max(y1) {
         g.set(y, x1, false);
+    }
+}
+
+#[cfg(test)]
+mod unit {
+    use super::*;
+
+    #[test]
+    fn select_finds_the_rank_th_set_bit() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..500 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let w = x & x.rotate_left(11); // sparser words too
+            for r in 0..w.count_ones() {
+                let mut v = w;
+                for _ in 0..r {
+                    v &= v - 1;
+                }
+                assert_eq!(select(w, r), v.trailing_zeros(), "{w:x} rank {r}");
+            }
+        }
+        assert_eq!(select(1 << 63, 0), 63);
+        assert_eq!(select(!0, 63), 63);
+    }
+
+    #[test]
+    fn dig_clears_an_l_shaped_corridor() {
+        for (a, b) in [
+            ((1, 3), (5, 130)),
+            ((4, 150), (0, 2)),
+            ((2, 64), (2, 63)),
+            ((0, 0), (0, 0)),
+        ] {
+            let mut g = Grid::new(6, 160).unwrap();
+            g.fill(true);
+            dig(&mut g, a, b);
+            let mut want = Grid::new(6, 160).unwrap();
+            want.fill(true);
+            for x in a.1.min(b.1)..=a.1.max(b.1) {
+                want.set(a.0, x, false);
+            }
+            for y in a.0.min(b.0)..=a.0.max(b.0) {
+                want.set(y, b.1, false);
+            }
+            assert_eq!(g, want, "{a:?} -> {b:?}");
+        }
     }
 }

@@ -7,6 +7,7 @@ use rand_core::Rng;
 use super::components::{fill_down_word, fill_down_word_portable, fill_row, fill_row_n};
 use super::*;
 use crate::oracle::ByteGrid;
+use crate::simd::Scalar;
 
 /// A tiny deterministic RNG for building test grids (splitmix64).
 struct Mix(u64);
@@ -112,8 +113,12 @@ proptest! {
         let mut s = s & f;
         for _ in 0..sparse { s &= s.rotate_left(17) ^ f.rotate_right(5); }
         let s = s & f;
-        prop_assert_eq!(fill_down_word(f, s), naive_down(f, s));
+        prop_assert_eq!(fill_down_word::<Scalar>(f, s), naive_down(f, s));
         prop_assert_eq!(fill_down_word_portable(f, s), naive_down(f, s));
+        if crate::simd::Cpu::get().avx2 {
+            // The pdep/pext formulation (called outside a clone: the intrinsics still run).
+            prop_assert_eq!(fill_down_word::<crate::simd::Avx2>(f, s), naive_down(f, s));
+        }
     }
 
     #[test]
@@ -123,7 +128,7 @@ proptest! {
         let f: Vec<u64> = f.iter().map(|&w| if dense { w | w.rotate_left(1) | w.rotate_left(7) } else { w }).collect();
         let seed: Vec<u64> = f.iter().zip(&seeds).map(|(&a, &b)| a & b & b.rotate_left(13) & b.rotate_left(29)).collect();
         let mut out = vec![0; f.len()];
-        fill_row(&f, &seed, &mut out);
+        fill_row::<Scalar>(&f, &seed, &mut out);
         let want = naive_fill(&f, &seed);
         prop_assert_eq!(&out, &want);
         // The unrolled fixed-width form, on a zero-padded 4-word row.
@@ -131,10 +136,10 @@ proptest! {
         f4[..f.len()].copy_from_slice(&f);
         s4[..f.len()].copy_from_slice(&seed);
         let got = match f.len() {
-            1 => fill_row_n::<1>(&f4, &s4),
-            2 => fill_row_n::<2>(&f4, &s4),
-            3 => fill_row_n::<3>(&f4, &s4),
-            _ => fill_row_n::<4>(&f4, &s4),
+            1 => fill_row_n::<Scalar, 1>(&f4, &s4),
+            2 => fill_row_n::<Scalar, 2>(&f4, &s4),
+            3 => fill_row_n::<Scalar, 3>(&f4, &s4),
+            _ => fill_row_n::<Scalar, 4>(&f4, &s4),
         };
         prop_assert_eq!(&got[..f.len()], &want[..]);
     }
@@ -146,12 +151,12 @@ fn fill_row_hand_cases() {
     let f = [!0u64 << 60, !0, (1 << 4) - 1];
     let seed = [0, 1 << 30, 0];
     let mut out = [0; 3];
-    fill_row(&f, &seed, &mut out);
+    fill_row::<Scalar>(&f, &seed, &mut out);
     assert_eq!(out, f);
     // Two runs, only the upper seeded.
     let f = [0b1110_0111u64];
     let mut out = [0];
-    fill_row(&f, &[0b0100_0000], &mut out);
+    fill_row::<Scalar>(&f, &[0b0100_0000], &mut out);
     assert_eq!(out, [0b1110_0000]);
 }
 

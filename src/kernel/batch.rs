@@ -1,0 +1,438 @@
+//! Caves in lanes: a batch of `V::N` caves of one shape stepped in lock-step, lane `k` of every
+//! vector belonging to cave `k` (8 caves per vector with AVX-512, 4 with AVX2).
+//!
+//! Why: a 90x140 cave has rows of 3 words, so the row kernel of [`super::sync`] leaves a lane of
+//! its 4-word vectors idle and needs unaligned loads; with one cave per lane every lane works,
+//! every load is aligned, and the vectors can be as wide as the CPU has (the row kernel's are
+//! tied to the grid's 4-word row padding). The Bernoulli fill writes these lanes directly
+//! ([`crate::fill::bernoulli_lanes`]), so nothing is interleaved on the way in; each cave is
+//! copied out to its own [`Grid`] once, after the last step, to be measured.
+//!
+//! Layout: like [`Grid`] (guard word each side of a row, guard rows above and below, every bit
+//! outside the cave zero between steps), but a row is `wpr` vectors with no rounding, so
+//! `stride = wpr + 2`. The step kernel is the row kernel's arithmetic with the neighbour words
+//! taken from the neighbouring vectors instead of shifted loads; it also counts each lane's
+//! walls for the trajectory (`vpopcntq` with VPOPCNTDQ, the `vpshufb` nibble table otherwise).
+
+use super::lanes::{Lane, hsum3_parts};
+use super::sync::RuleEval;
+use crate::grid::Grid;
+use crate::rule::Outside;
+
+/// 64 bytes, aligned like the widest vector.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C, align(64))]
+struct Block([u64; 8]);
+
+/// An owned, 64-byte aligned buffer that holds a batch for any lane width: the generator keeps
+/// one and views it as the lanes of whichever clone runs ([`LaneBuf::view`]).
+#[derive(Debug, Clone, Default)]
+pub struct LaneBuf {
+    data: Vec<Block>,
+}
+
+impl LaneBuf {
+    /// View the buffer as a `rows x cols` batch of `V::N` caves, growing it if needed. The
+    /// contents are whatever the buffer held (the fill or a step overwrites them).
+    pub fn view<V: Lane>(&mut self, rows: usize, cols: usize) -> LaneGrid<'_, V> {
+        let wpr = cols.div_ceil(64);
+        let stride = wpr + 2;
+        let len = (rows + 2) * stride;
+        let need = (len * V::N).div_ceil(8);
+        if self.data.len() < need {
+            self.data.resize(need, Block::default());
+        }
+        assert!(
+            std::mem::size_of::<V>() == 8 * V::N
+                && std::mem::align_of::<V>() <= std::mem::align_of::<Block>()
+        );
+        // SAFETY: `Lane` is an unsafe trait whose implementors are plain `[u64; N]` layouts
+        // (size 8 N, alignment at most 64, every bit pattern valid), so `need` blocks hold at
+        // least `len` V values, suitably aligned.
+        let data = unsafe { std::slice::from_raw_parts_mut(self.data.as_mut_ptr() as *mut V, len) };
+        LaneGrid {
+            rows,
+            cols,
+            wpr,
+            stride,
+            data,
+        }
+    }
+}
+
+/// A batch of caves of one shape, interleaved (see the module docs), borrowed from a
+/// [`LaneBuf`] or any slice.
+#[derive(Debug)]
+pub struct LaneGrid<'a, V: Lane> {
+    rows: usize,
+    cols: usize,
+    wpr: usize,
+    stride: usize,
+    data: &'a mut [V],
+}
+
+impl<'a, V: Lane> LaneGrid<'a, V> {
+    /// A batch over `data`, which must hold `(rows + 2) * (ceil(cols / 64) + 2)` vectors.
+    pub fn new(rows: usize, cols: usize, data: &'a mut [V]) -> LaneGrid<'a, V> {
+        let wpr = cols.div_ceil(64);
+        let stride = wpr + 2;
+        assert!(rows > 0 && cols > 0 && data.len() >= (rows + 2) * stride);
+        LaneGrid {
+            rows,
+            cols,
+            wpr,
+            stride,
+            data,
+        }
+    }
+
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// The whole buffer: `(rows + 2) * (wpr + 2)` vectors, guard rows included.
+    pub fn raw_mut(&mut self) -> &mut [V] {
+        let n = (self.rows + 2) * self.stride;
+        &mut self.data[..n]
+    }
+
+    #[inline(always)]
+    fn off(&self, y: isize) -> usize {
+        ((y + 1) as usize) * self.stride + 1
+    }
+
+    /// Mask of the valid bits of a row's last word, in every lane.
+    #[inline(always)]
+    fn last_mask(&self) -> V {
+        V::splat(match self.cols % 64 {
+            0 => !0,
+            r => (1u64 << r) - 1,
+        })
+    }
+
+    /// Copy cave `k` into `g` (shaped like this batch).
+    #[inline(always)]
+    pub fn lane_to_grid(&self, k: usize, g: &mut Grid) {
+        assert_eq!((g.rows(), g.cols()), (self.rows, self.cols));
+        for y in 0..self.rows {
+            let o = self.off(y as isize);
+            for (w, dst) in g.row_mut(y).iter_mut().enumerate() {
+                *dst = self.data[o + w].get(k);
+            }
+        }
+    }
+
+    /// Copy caves `0..grids.len()` out, cave `k` into `grids[k]` (all shaped like this batch).
+    /// One pass over the batch: each vector is loaded once and its lanes stored to their grids.
+    /// The stores are volatile only to keep LLVM from turning them into `vpscatterqq` (and a
+    /// lane-by-lane copy into `vpgatherqq`), which measured several times slower than plain
+    /// scalar stores here.
+    #[inline(always)]
+    pub fn lanes_to_grids<G: AsMut<Grid>>(&self, grids: &mut [G]) {
+        assert!(grids.len() <= V::N);
+        let mut ptrs = [std::ptr::null_mut::<u64>(); 8];
+        let (mut gstride, mut gfirst) = (0, 0);
+        for (p, g) in ptrs.iter_mut().zip(grids.iter_mut()) {
+            let g = g.as_mut();
+            assert_eq!((g.rows(), g.cols()), (self.rows, self.cols));
+            (gstride, gfirst) = (g.stride(), g.row_offset(0));
+            *p = g.raw_mut().as_mut_ptr();
+        }
+        let n = grids.len();
+        for y in 0..self.rows {
+            let o = self.off(y as isize);
+            let go = gfirst + y * gstride;
+            for w in 0..self.wpr {
+                let v = self.data[o + w];
+                let words = v.words();
+                for k in 0..n {
+                    // SAFETY: `go + w` is a row word of a grid of this batch's shape (checked
+                    // above), and the grids are distinct (`&mut`).
+                    unsafe { ptrs[k].add(go + w).write_volatile(words[k]) };
+                }
+            }
+        }
+    }
+
+    /// Put `g` (shaped like this batch) into lane `k`.
+    pub fn grid_to_lane(&mut self, k: usize, g: &Grid) {
+        assert_eq!((g.rows(), g.cols()), (self.rows, self.cols));
+        for y in 0..self.rows {
+            let o = self.off(y as isize);
+            for (w, &src) in g.row(y).iter().enumerate() {
+                self.data[o + w].set(k, src);
+            }
+        }
+    }
+
+    /// Zero every vector outside the caves (guards, padding bits).
+    #[inline(always)]
+    pub fn clear_edges(&mut self) {
+        let (rows, wpr, stride) = (self.rows, self.wpr, self.stride);
+        let mask = self.last_mask();
+        self.data[..stride].fill(V::ZERO);
+        self.data[(rows + 1) * stride..(rows + 2) * stride].fill(V::ZERO);
+        for y in 0..rows {
+            let o = self.off(y as isize);
+            self.data[o - 1] = V::ZERO;
+            self.data[o + wpr] = V::ZERO;
+            self.data[o + wpr - 1] &= mask;
+        }
+    }
+
+    /// Write what cells outside the caves read as into the guards and padding bits, as
+    /// [`Grid::prepare_edges`] does for one grid. Undone by [`LaneGrid::clear_edges`].
+    #[inline(always)]
+    pub fn prepare_edges(&mut self, outside: Outside) {
+        if outside == Outside::Floor {
+            return; // guards are zero between steps
+        }
+        let (rows, cols, wpr, stride) = (self.rows, self.cols, self.wpr, self.stride);
+        let rpad = (cols % 64) as u32;
+        let mask = self.last_mask();
+        for y in 0..rows {
+            let o = self.off(y as isize);
+            let last = self.data[o + wpr - 1];
+            if outside == Outside::Wall {
+                self.data[o - 1] = V::ONES;
+                self.data[o + wpr] = V::ONES;
+                self.data[o + wpr - 1] = last | !mask;
+            } else {
+                // Wrap: bit 63 of the left guard is the row's last cell, the first padding
+                // bit (or bit 0 of the right guard) its first cell.
+                let lastbit =
+                    self.data[o + (cols - 1) / 64].shr((cols as u32 - 1) % 64) & V::splat(1);
+                let first = self.data[o] & V::splat(1);
+                self.data[o - 1] = lastbit.shl(63);
+                if rpad == 0 {
+                    self.data[o + wpr] = first;
+                } else {
+                    self.data[o + wpr] = V::ZERO;
+                    self.data[o + wpr - 1] = last | first.shl(rpad);
+                }
+            }
+        }
+        let top = 0..stride;
+        let bottom = (rows + 1) * stride..(rows + 2) * stride;
+        if outside == Outside::Wall {
+            self.data[top].fill(V::ONES);
+            self.data[bottom].fill(V::ONES);
+        } else {
+            self.data.copy_within(rows * stride..(rows + 1) * stride, 0);
+            self.data
+                .copy_within(stride..2 * stride, (rows + 1) * stride);
+        }
+    }
+
+    /// Walls per lane.
+    #[inline(always)]
+    pub fn count_walls(&self) -> V {
+        let mut n = V::ZERO;
+        for y in 0..self.rows {
+            let o = self.off(y as isize);
+            for &v in &self.data[o..o + self.wpr] {
+                n = n.add(v.popcnt());
+            }
+        }
+        n
+    }
+}
+
+/// One sync step of every cave `src -> dst` (edges prepared on `src`); with `solid_border`
+/// the outer ring is forced to WALL as the vectors are stored. Masks `dst`'s padding bits and
+/// leaves its guards alone. Returns the walls of `dst` per lane.
+#[inline(always)]
+pub fn step_lanes<V: Lane, R: RuleEval>(
+    src: &LaneGrid<'_, V>,
+    dst: &mut LaneGrid<'_, V>,
+    rule: R,
+    solid_border: bool,
+) -> V {
+    assert_eq!((src.rows, src.cols), (dst.rows, dst.cols));
+    let (rows, wpr, stride) = (src.rows, src.wpr, src.stride);
+    assert!(src.data.len() >= (rows + 2) * stride && dst.data.len() >= (rows + 2) * stride);
+    let d = src.data.as_ptr();
+    let out = dst.data.as_mut_ptr();
+    let mask = src.last_mask();
+    let lc = src.cols - 1;
+    let mut count = V::ZERO;
+    for w in 0..wpr {
+        let m = if w + 1 == wpr { mask } else { V::ONES };
+        let mut edge = 0u64;
+        if solid_border && w == 0 {
+            edge |= 1;
+        }
+        if solid_border && w == lc / 64 {
+            edge |= 1u64 << (lc % 64);
+        }
+        let e = V::splat(edge);
+        let full = if solid_border { m } else { V::ZERO };
+        let base = src.off(-1) + w;
+        // SAFETY (all reads and writes below): indices are `base + stride * r + {-1, 0, 1}`
+        // for r in 0..=rows + 1 and w < wpr, inside the (rows + 2) * stride vectors asserted.
+        let mut above = unsafe { hrow(d, base) };
+        let mut here = unsafe { hrow(d, base + stride) };
+        for y in 0..rows {
+            let o = base + (y + 1) * stride;
+            let below = unsafe { hrow(d, o + stride) };
+            let mut v = (rule.next(&above, &here, &below, unsafe { *d.add(o) }) & m) | e;
+            if y == 0 || y + 1 == rows {
+                v |= full;
+            }
+            unsafe { *out.add(o) = v };
+            count = count.add(v.popcnt());
+            above = here;
+            here = below;
+        }
+    }
+    count
+}
+
+/// [`hsum3_parts`] of vector `o` with the vectors beside it (the same row's previous and next
+/// words).
+///
+/// # Safety
+/// `d + o - 1 ..= d + o + 1` must be readable.
+#[inline(always)]
+unsafe fn hrow<V: Lane>(d: *const V, o: usize) -> [V; 4] {
+    // SAFETY: the caller's guarantee.
+    unsafe { hsum3_parts(*d.add(o - 1), *d.add(o), *d.add(o + 1)) }
+}
+
+/// Caves stepped in lanes on a SIMD path, for callers outside the generator (benches, tests):
+/// [`Lanes::load`] interleaves grids into the lanes, [`Lanes::run_pass`] steps them, and
+/// [`Lanes::store`] copies them out. The generator itself never interleaves: its fill writes
+/// the lanes directly.
+#[derive(Debug)]
+pub struct Lanes {
+    simd: crate::simd::Simd,
+    rows: usize,
+    cols: usize,
+    bufs: [LaneBuf; 2],
+    cur: usize,
+}
+
+impl Lanes {
+    /// A batch of `simd.lanes()` caves of `rows x cols`.
+    pub fn new(simd: crate::simd::Simd, rows: usize, cols: usize) -> Lanes {
+        Lanes {
+            simd,
+            rows,
+            cols,
+            bufs: Default::default(),
+            cur: 0,
+        }
+    }
+
+    /// Caves per batch.
+    pub fn lanes(&self) -> usize {
+        self.simd.lanes()
+    }
+
+    /// Put `grids` (at most [`Lanes::lanes`], all `rows x cols`) into lanes `0..grids.len()`;
+    /// the other lanes hold empty caves.
+    pub fn load(&mut self, grids: &[Grid]) {
+        struct T<'a>(&'a mut Lanes, &'a [Grid]);
+        impl crate::simd::Task for T<'_> {
+            type Output = ();
+            #[inline(always)]
+            fn run<I: crate::simd::Isa>(self) {
+                let T(l, grids) = self;
+                assert!(grids.len() <= <I::Lanes as Lane>::N);
+                let mut a = l.bufs[0].view::<I::Lanes>(l.rows, l.cols);
+                a.raw_mut().fill(<I::Lanes as Lane>::ZERO);
+                for (k, g) in grids.iter().enumerate() {
+                    a.grid_to_lane(k, g);
+                }
+                l.cur = 0;
+            }
+        }
+        let simd = self.simd;
+        simd.run(T(self, grids));
+    }
+
+    /// The Bernoulli fill of the caves of `seeds` (at most [`Lanes::lanes`]; the other lanes
+    /// repeat the last seed) straight into the lanes, exactly as the generator fills them.
+    /// Returns the walls per lane.
+    pub fn fill_bernoulli(
+        &mut self,
+        p: f64,
+        seeds: &[u64],
+    ) -> Result<[u64; 8], crate::fill::FillError> {
+        struct T<'a>(&'a mut Lanes, crate::fill::Threshold, &'a [u64]);
+        impl crate::simd::Task for T<'_> {
+            type Output = [u64; 8];
+            #[inline(always)]
+            fn run<I: crate::simd::Isa>(self) -> [u64; 8] {
+                let T(l, th, seeds) = self;
+                let n = <I::Lanes as Lane>::N;
+                let mut rngs: [crate::rng::CaveRng; 8] =
+                    std::array::from_fn(|k| crate::rng::cave_rng(seeds[k.min(seeds.len() - 1)]));
+                let mut a = l.bufs[0].view::<I::Lanes>(l.rows, l.cols);
+                let c =
+                    crate::fill::bernoulli_lanes(a.raw_mut(), l.rows, l.cols, &th, &mut rngs[..n]);
+                l.cur = 0;
+                std::array::from_fn(|k| if k < n { c.get(k) } else { 0 })
+            }
+        }
+        assert!(!seeds.is_empty() && seeds.len() <= self.lanes());
+        let th = crate::fill::Threshold::new(p)?;
+        let simd = self.simd;
+        Ok(simd.run(T(self, th, seeds)))
+    }
+
+    /// Apply `pass` (a sync Moore pass, see [`super::sync_moore`]) `pass.repeat` times to every
+    /// lane; returns the walls per lane after the last step.
+    ///
+    /// # Panics
+    /// If the pass cannot run in lanes.
+    pub fn run_pass(&mut self, pass: &crate::rule::Pass) -> [u64; 8] {
+        struct T<'a>(&'a mut Lanes, &'a crate::rule::Pass);
+        impl crate::simd::Task for T<'_> {
+            type Output = [u64; 8];
+            #[inline(always)]
+            fn run<I: crate::simd::Isa>(self) -> [u64; 8] {
+                let T(l, pass) = self;
+                let masks = super::sync_moore(pass).expect("a sync Moore pass");
+                let [b0, b1] = &mut l.bufs;
+                let (mut a, mut b) = if l.cur == 0 {
+                    (b0.view::<I::Lanes>(l.rows, l.cols), b1.view(l.rows, l.cols))
+                } else {
+                    (b1.view::<I::Lanes>(l.rows, l.cols), b0.view(l.rows, l.cols))
+                };
+                b.clear_edges();
+                let mut counts = [0u64; 8];
+                for _ in 0..pass.repeat {
+                    let c = super::step_lanes(&mut a, &mut b, masks, pass.outside, pass.border);
+                    std::mem::swap(&mut a, &mut b);
+                    l.cur ^= 1;
+                    for (k, n) in counts.iter_mut().enumerate().take(<I::Lanes as Lane>::N) {
+                        *n = c.get(k);
+                    }
+                }
+                counts
+            }
+        }
+        let simd = self.simd;
+        simd.run(T(self, pass))
+    }
+
+    /// Copy lanes `0..grids.len()` out to `grids`.
+    pub fn store(&mut self, grids: &mut [Grid]) {
+        struct T<'a>(&'a mut Lanes, &'a mut [Grid]);
+        impl crate::simd::Task for T<'_> {
+            type Output = ();
+            #[inline(always)]
+            fn run<I: crate::simd::Isa>(self) {
+                let T(l, grids) = self;
+                let a = l.bufs[l.cur].view::<I::Lanes>(l.rows, l.cols);
+                a.lanes_to_grids(grids);
+            }
+        }
+        let simd = self.simd;
+        simd.run(T(self, grids));
+    }
+}

@@ -1,0 +1,678 @@
+//! The vector types every kernel is written in: `N` independent 64-bit words (`u64`, `W1` ..
+//! `W8`), each word a lane.
+//!
+//! Why not `wide`: it fixes its representation at compile time with `cfg(target_feature)`, so a
+//! kernel compiled inside an AVX2 or AVX-512 [`target_feature`](super) clone of a baseline build
+//! would still run `wide`'s SSE2 code. And why not plain `[u64; N]` loops: measured, LLVM's SLP
+//! vectoriser handles them in small loops but packs the kernels' arrays of arrays into chains of
+//! shuffles (the row step ran 3.7x slower than with vector types). So `W2`, `W4` and `W8` wrap
+//! `__m128i`, `__m256i` and `__m512i` and use `std::arch` intrinsics; LLVM still fuses their
+//! logic into `vpternlogq` and their cross-word shifts into `vpshldq` where the clone has
+//! AVX-512 (VBMI2), and lowers the per-word popcount to `vpopcntq` or the `vpshufb` table.
+//!
+//! A `W4` may only be used inside a clone with AVX2, a `W8` inside one with AVX-512 (the
+//! intrinsics are those instructions): kernels never name them, they use the [`super::Isa`]'s
+//! `Lanes` and `Row` types, which only name what the clone has. `W1` is a plain word and `W2`
+//! is SSE2, part of x86-64.
+//!
+//! Every method is `#[inline(always)]`: a kernel only gets its clone's instructions if all of it
+//! is inlined into the clone's entry point (see [`super::Task`]).
+
+use std::ops::{BitAnd, BitAndAssign, BitOr, BitOrAssign, BitXor, BitXorAssign, Not};
+
+/// `N` independent 64-bit words treated as `64 * N` one-bit cells, or as `N` lanes.
+///
+/// # Safety
+/// Implementors are laid out exactly as `[u64; N]` (size `8 * N`, alignment at most 64, every
+/// bit pattern valid): batches reinterpret buffers of [`W8`] as any lane type.
+pub unsafe trait Lane:
+    Copy
+    + Default
+    + Send
+    + Sync
+    + std::fmt::Debug
+    + PartialEq
+    + BitAnd<Output = Self>
+    + BitOr<Output = Self>
+    + BitXor<Output = Self>
+    + Not<Output = Self>
+    + BitAndAssign
+    + BitOrAssign
+    + BitXorAssign
+    + 'static
+{
+    /// Number of 64-bit words.
+    const N: usize;
+    const ZERO: Self;
+    const ONES: Self;
+    /// Every word `x`.
+    fn splat(x: u64) -> Self;
+    /// Build from words (`f(i)` is word `i`).
+    fn from_fn(f: impl FnMut(usize) -> u64) -> Self;
+    /// Word `i`.
+    fn get(&self, i: usize) -> u64;
+    /// Set word `i`.
+    fn set(&mut self, i: usize, v: u64);
+    /// The words as a slice.
+    fn words(&self) -> &[u64];
+    /// Shift every word left by `n < 64` (towards higher columns).
+    fn shl(self, n: u32) -> Self;
+    /// Shift every word right by `n < 64` (towards lower columns).
+    fn shr(self, n: u32) -> Self;
+    /// Rotate every word left by `0 < r < 64`.
+    fn rotl(self, r: u32) -> Self;
+    /// Wrapping add, word by word.
+    fn add(self, o: Self) -> Self;
+    /// Is any bit set?
+    fn any(self) -> bool;
+    /// Per-word population count.
+    fn popcnt(self) -> Self;
+    /// `N` words from `s[o..o + N]` (unaligned).
+    fn load(s: &[u64], o: usize) -> Self;
+    /// Store into `s[o..o + N]` (unaligned).
+    fn store(self, s: &mut [u64], o: usize);
+    /// `N` words from `p` (unaligned), no bounds check.
+    ///
+    /// # Safety
+    /// `p .. p + N` must be readable.
+    unsafe fn read(p: *const u64) -> Self;
+    /// Store `N` words at `p` (unaligned), no bounds check.
+    ///
+    /// # Safety
+    /// `p .. p + N` must be writable.
+    unsafe fn write(self, p: *mut u64);
+    /// Sum of the words (wrapping).
+    #[inline(always)]
+    fn sum(self) -> u64 {
+        self.words().iter().fold(0u64, |a, &w| a.wrapping_add(w))
+    }
+}
+
+/// A plain word is a one-lane vector too (scalar code and tests).
+unsafe impl Lane for u64 {
+    const N: usize = 1;
+    const ZERO: u64 = 0;
+    const ONES: u64 = !0;
+    #[inline(always)]
+    fn splat(x: u64) -> u64 {
+        x
+    }
+    #[inline(always)]
+    fn from_fn(mut f: impl FnMut(usize) -> u64) -> u64 {
+        f(0)
+    }
+    #[inline(always)]
+    fn get(&self, _: usize) -> u64 {
+        *self
+    }
+    #[inline(always)]
+    fn set(&mut self, _: usize, v: u64) {
+        *self = v;
+    }
+    #[inline(always)]
+    fn words(&self) -> &[u64] {
+        std::slice::from_ref(self)
+    }
+    #[inline(always)]
+    fn shl(self, n: u32) -> u64 {
+        self << n
+    }
+    #[inline(always)]
+    fn shr(self, n: u32) -> u64 {
+        self >> n
+    }
+    #[inline(always)]
+    fn rotl(self, n: u32) -> u64 {
+        self.rotate_left(n)
+    }
+    #[inline(always)]
+    fn add(self, o: u64) -> u64 {
+        self.wrapping_add(o)
+    }
+    #[inline(always)]
+    fn any(self) -> bool {
+        self != 0
+    }
+    #[inline(always)]
+    fn popcnt(self) -> u64 {
+        self.count_ones() as u64
+    }
+    #[inline(always)]
+    fn load(s: &[u64], o: usize) -> u64 {
+        s[o]
+    }
+    #[inline(always)]
+    fn store(self, s: &mut [u64], o: usize) {
+        s[o] = self;
+    }
+    #[inline(always)]
+    unsafe fn read(p: *const u64) -> u64 {
+        // SAFETY: the caller guarantees a readable word.
+        unsafe { std::ptr::read_unaligned(p) }
+    }
+    #[inline(always)]
+    unsafe fn write(self, p: *mut u64) {
+        // SAFETY: the caller guarantees a writable word.
+        unsafe { std::ptr::write_unaligned(p, self) }
+    }
+}
+
+/// One word: the scalar path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[repr(transparent)]
+pub struct W1(pub u64);
+
+macro_rules! word_ops {
+    ($name:ident) => {
+        impl BitAnd for $name {
+            type Output = $name;
+            #[inline(always)]
+            fn bitand(self, o: $name) -> $name {
+                $name(self.0 & o.0)
+            }
+        }
+        impl BitOr for $name {
+            type Output = $name;
+            #[inline(always)]
+            fn bitor(self, o: $name) -> $name {
+                $name(self.0 | o.0)
+            }
+        }
+        impl BitXor for $name {
+            type Output = $name;
+            #[inline(always)]
+            fn bitxor(self, o: $name) -> $name {
+                $name(self.0 ^ o.0)
+            }
+        }
+        impl Not for $name {
+            type Output = $name;
+            #[inline(always)]
+            fn not(self) -> $name {
+                $name(!self.0)
+            }
+        }
+        impl BitAndAssign for $name {
+            #[inline(always)]
+            fn bitand_assign(&mut self, o: $name) {
+                *self = *self & o;
+            }
+        }
+        impl BitOrAssign for $name {
+            #[inline(always)]
+            fn bitor_assign(&mut self, o: $name) {
+                *self = *self | o;
+            }
+        }
+        impl BitXorAssign for $name {
+            #[inline(always)]
+            fn bitxor_assign(&mut self, o: $name) {
+                *self = *self ^ o;
+            }
+        }
+    };
+}
+word_ops!(W1);
+
+// SAFETY: `repr(transparent)` over one `u64`.
+unsafe impl Lane for W1 {
+    const N: usize = 1;
+    const ZERO: W1 = W1(0);
+    const ONES: W1 = W1(!0);
+    #[inline(always)]
+    fn splat(x: u64) -> W1 {
+        W1(x)
+    }
+    #[inline(always)]
+    fn from_fn(mut f: impl FnMut(usize) -> u64) -> W1 {
+        W1(f(0))
+    }
+    #[inline(always)]
+    fn get(&self, _: usize) -> u64 {
+        self.0
+    }
+    #[inline(always)]
+    fn set(&mut self, _: usize, v: u64) {
+        self.0 = v;
+    }
+    #[inline(always)]
+    fn words(&self) -> &[u64] {
+        std::slice::from_ref(&self.0)
+    }
+    #[inline(always)]
+    fn shl(self, n: u32) -> W1 {
+        W1(self.0 << n)
+    }
+    #[inline(always)]
+    fn shr(self, n: u32) -> W1 {
+        W1(self.0 >> n)
+    }
+    #[inline(always)]
+    fn rotl(self, n: u32) -> W1 {
+        W1(self.0.rotate_left(n))
+    }
+    #[inline(always)]
+    fn add(self, o: W1) -> W1 {
+        W1(self.0.wrapping_add(o.0))
+    }
+    #[inline(always)]
+    fn any(self) -> bool {
+        self.0 != 0
+    }
+    #[inline(always)]
+    fn popcnt(self) -> W1 {
+        W1(self.0.count_ones() as u64)
+    }
+    #[inline(always)]
+    fn load(s: &[u64], o: usize) -> W1 {
+        W1(s[o])
+    }
+    #[inline(always)]
+    fn store(self, s: &mut [u64], o: usize) {
+        s[o] = self.0;
+    }
+    #[inline(always)]
+    unsafe fn read(p: *const u64) -> W1 {
+        // SAFETY: the caller guarantees a readable word.
+        W1(unsafe { std::ptr::read_unaligned(p) })
+    }
+    #[inline(always)]
+    unsafe fn write(self, p: *mut u64) {
+        // SAFETY: the caller guarantees a writable word.
+        unsafe { std::ptr::write_unaligned(p, self.0) }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    //! `W2`/`W4`/`W8` on `std::arch` vectors.
+    use super::Lane;
+    use std::arch::x86_64::*;
+    use std::ops::{BitAnd, BitAndAssign, BitOr, BitOrAssign, BitXor, BitXorAssign, Not};
+
+    macro_rules! vector_lane {
+        (
+            $(#[$m:meta])* $name:ident, $n:literal, $t:ty,
+            and = $and:ident, or = $or:ident, xor = $xor:ident, add = $add:ident,
+            sll = $sll:ident, srl = $srl:ident,
+            loadu = $loadu:ident, storeu = $storeu:ident, any = $any:ident
+        ) => {
+            $(#[$m])*
+            #[derive(Clone, Copy)]
+            #[repr(transparent)]
+            pub struct $name(pub $t);
+
+            impl $name {
+                #[inline(always)]
+                fn arr(self) -> [u64; $n] {
+                    // SAFETY: a vector of 8 N bytes is N words; every bit pattern is valid.
+                    unsafe { std::mem::transmute::<$t, [u64; $n]>(self.0) }
+                }
+                #[inline(always)]
+                fn of(a: [u64; $n]) -> $name {
+                    // SAFETY: as for `arr`.
+                    $name(unsafe { std::mem::transmute::<[u64; $n], $t>(a) })
+                }
+            }
+
+            impl Default for $name {
+                fn default() -> $name {
+                    $name::of([0; $n])
+                }
+            }
+            impl PartialEq for $name {
+                fn eq(&self, o: &$name) -> bool {
+                    self.arr() == o.arr()
+                }
+            }
+            impl std::fmt::Debug for $name {
+                fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    write!(f, "{}({:x?})", stringify!($name), self.arr())
+                }
+            }
+            // SAFETY (all intrinsic calls below): a `$name` only exists inside code that runs
+            // on a CPU with its instructions (see the module docs); the callers are clones
+            // whose features include them, or baseline code for SSE2.
+            impl BitAnd for $name {
+                type Output = $name;
+                #[inline(always)]
+                fn bitand(self, o: $name) -> $name {
+                    $name(unsafe { $and(self.0, o.0) })
+                }
+            }
+            impl BitOr for $name {
+                type Output = $name;
+                #[inline(always)]
+                fn bitor(self, o: $name) -> $name {
+                    $name(unsafe { $or(self.0, o.0) })
+                }
+            }
+            impl BitXor for $name {
+                type Output = $name;
+                #[inline(always)]
+                fn bitxor(self, o: $name) -> $name {
+                    $name(unsafe { $xor(self.0, o.0) })
+                }
+            }
+            impl Not for $name {
+                type Output = $name;
+                #[inline(always)]
+                fn not(self) -> $name {
+                    self ^ $name::ONES
+                }
+            }
+            impl BitAndAssign for $name {
+                #[inline(always)]
+                fn bitand_assign(&mut self, o: $name) {
+                    *self = *self & o;
+                }
+            }
+            impl BitOrAssign for $name {
+                #[inline(always)]
+                fn bitor_assign(&mut self, o: $name) {
+                    *self = *self | o;
+                }
+            }
+            impl BitXorAssign for $name {
+                #[inline(always)]
+                fn bitxor_assign(&mut self, o: $name) {
+                    *self = *self ^ o;
+                }
+            }
+
+            // SAFETY: `repr(transparent)` over a vector of `N` words: size 8 N, alignment
+            // 16/32/64, every bit pattern valid.
+            unsafe impl Lane for $name {
+                const N: usize = $n;
+                const ZERO: $name = $name(unsafe { std::mem::transmute::<[u64; $n], $t>([0; $n]) });
+                const ONES: $name = $name(unsafe { std::mem::transmute::<[u64; $n], $t>([!0; $n]) });
+                #[inline(always)]
+                fn splat(x: u64) -> $name {
+                    $name::of([x; $n])
+                }
+                #[inline(always)]
+                fn from_fn(f: impl FnMut(usize) -> u64) -> $name {
+                    $name::of(std::array::from_fn(f))
+                }
+                #[inline(always)]
+                fn get(&self, i: usize) -> u64 {
+                    self.words()[i]
+                }
+                #[inline(always)]
+                fn set(&mut self, i: usize, v: u64) {
+                    let mut a = self.arr();
+                    a[i] = v;
+                    *self = $name::of(a);
+                }
+                #[inline(always)]
+                fn words(&self) -> &[u64] {
+                    // SAFETY: the vector is N contiguous words.
+                    unsafe { std::slice::from_raw_parts(self as *const $name as *const u64, $n) }
+                }
+                #[inline(always)]
+                fn shl(self, n: u32) -> $name {
+                    $name(unsafe { $sll(self.0, _mm_cvtsi32_si128(n as i32)) })
+                }
+                #[inline(always)]
+                fn shr(self, n: u32) -> $name {
+                    $name(unsafe { $srl(self.0, _mm_cvtsi32_si128(n as i32)) })
+                }
+                #[inline(always)]
+                fn rotl(self, n: u32) -> $name {
+                    self.shl(n) | self.shr(64 - n)
+                }
+                #[inline(always)]
+                fn add(self, o: $name) -> $name {
+                    $name(unsafe { $add(self.0, o.0) })
+                }
+                #[inline(always)]
+                fn any(self) -> bool {
+                    unsafe { $any(self.0) }
+                }
+                #[inline(always)]
+                fn popcnt(self) -> $name {
+                    // Word by word: LLVM lowers this to `vpopcntq` or the nibble table.
+                    let mut a = self.arr();
+                    for w in a.iter_mut() {
+                        *w = w.count_ones() as u64;
+                    }
+                    $name::of(a)
+                }
+                #[inline(always)]
+                fn load(s: &[u64], o: usize) -> $name {
+                    assert!(o + $n <= s.len());
+                    // SAFETY: in bounds, as asserted.
+                    unsafe { $name::read(s.as_ptr().add(o)) }
+                }
+                #[inline(always)]
+                fn store(self, s: &mut [u64], o: usize) {
+                    assert!(o + $n <= s.len());
+                    // SAFETY: in bounds, as asserted.
+                    unsafe { self.write(s.as_mut_ptr().add(o)) }
+                }
+                #[inline(always)]
+                unsafe fn read(p: *const u64) -> $name {
+                    // SAFETY: the caller guarantees N readable words.
+                    $name(unsafe { $loadu(p as *const _) })
+                }
+                #[inline(always)]
+                unsafe fn write(self, p: *mut u64) {
+                    // SAFETY: the caller guarantees N writable words.
+                    unsafe { $storeu(p as *mut _, self.0) }
+                }
+            }
+        };
+    }
+
+    vector_lane!(
+        /// Two words: one SSE2 register (x86-64 baseline).
+        W2, 2, __m128i,
+        and = _mm_and_si128, or = _mm_or_si128, xor = _mm_xor_si128, add = _mm_add_epi64,
+        sll = _mm_sll_epi64, srl = _mm_srl_epi64,
+        loadu = _mm_loadu_si128, storeu = _mm_storeu_si128, any = any128
+    );
+    vector_lane!(
+        /// Four words: one AVX2 register.
+        W4, 4, __m256i,
+        and = _mm256_and_si256, or = _mm256_or_si256, xor = _mm256_xor_si256,
+        add = _mm256_add_epi64, sll = _mm256_sll_epi64, srl = _mm256_srl_epi64,
+        loadu = _mm256_loadu_si256, storeu = _mm256_storeu_si256, any = any256
+    );
+    vector_lane!(
+        /// Eight words: one AVX-512 register.
+        W8, 8, __m512i,
+        and = _mm512_and_si512, or = _mm512_or_si512, xor = _mm512_xor_si512,
+        add = _mm512_add_epi64, sll = _mm512_sll_epi64, srl = _mm512_srl_epi64,
+        loadu = _mm512_loadu_si512, storeu = _mm512_storeu_si512, any = any512
+    );
+
+    #[inline(always)]
+    unsafe fn any128(v: __m128i) -> bool {
+        // SAFETY: SSE2 is part of x86-64.
+        unsafe { _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128())) != 0xffff }
+    }
+    #[inline(always)]
+    unsafe fn any256(v: __m256i) -> bool {
+        // SAFETY: only called for W4, which lives in AVX2 clones.
+        unsafe { _mm256_testz_si256(v, v) == 0 }
+    }
+    #[inline(always)]
+    unsafe fn any512(v: __m512i) -> bool {
+        // SAFETY: only called for W8, which lives in AVX-512 clones.
+        unsafe { _mm512_test_epi64_mask(v, v) != 0 }
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+mod portable {
+    //! `W2`/`W4`/`W8` as plain word arrays where there is no x86 SIMD (the clones are then
+    //! all baseline code).
+    use super::Lane;
+    use std::ops::{BitAnd, BitAndAssign, BitOr, BitOrAssign, BitXor, BitXorAssign, Not};
+
+    macro_rules! array_lane {
+        ($name:ident, $n:literal) => {
+            #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+            #[repr(C, align(64))]
+            pub struct $name(pub [u64; $n]);
+            impl BitAnd for $name {
+                type Output = $name;
+                fn bitand(self, o: $name) -> $name {
+                    $name(std::array::from_fn(|i| self.0[i] & o.0[i]))
+                }
+            }
+            impl BitOr for $name {
+                type Output = $name;
+                fn bitor(self, o: $name) -> $name {
+                    $name(std::array::from_fn(|i| self.0[i] | o.0[i]))
+                }
+            }
+            impl BitXor for $name {
+                type Output = $name;
+                fn bitxor(self, o: $name) -> $name {
+                    $name(std::array::from_fn(|i| self.0[i] ^ o.0[i]))
+                }
+            }
+            impl Not for $name {
+                type Output = $name;
+                fn not(self) -> $name {
+                    $name(self.0.map(|w| !w))
+                }
+            }
+            impl BitAndAssign for $name {
+                fn bitand_assign(&mut self, o: $name) {
+                    *self = *self & o;
+                }
+            }
+            impl BitOrAssign for $name {
+                fn bitor_assign(&mut self, o: $name) {
+                    *self = *self | o;
+                }
+            }
+            impl BitXorAssign for $name {
+                fn bitxor_assign(&mut self, o: $name) {
+                    *self = *self ^ o;
+                }
+            }
+            // SAFETY: `repr(C)` over `[u64; N]`, alignment 64.
+            unsafe impl Lane for $name {
+                const N: usize = $n;
+                const ZERO: $name = $name([0; $n]);
+                const ONES: $name = $name([!0; $n]);
+                fn splat(x: u64) -> $name {
+                    $name([x; $n])
+                }
+                fn from_fn(f: impl FnMut(usize) -> u64) -> $name {
+                    $name(std::array::from_fn(f))
+                }
+                fn get(&self, i: usize) -> u64 {
+                    self.0[i]
+                }
+                fn set(&mut self, i: usize, v: u64) {
+                    self.0[i] = v;
+                }
+                fn words(&self) -> &[u64] {
+                    &self.0
+                }
+                fn shl(self, n: u32) -> $name {
+                    $name(self.0.map(|w| w << n))
+                }
+                fn shr(self, n: u32) -> $name {
+                    $name(self.0.map(|w| w >> n))
+                }
+                fn rotl(self, n: u32) -> $name {
+                    $name(self.0.map(|w| w.rotate_left(n)))
+                }
+                fn add(self, o: $name) -> $name {
+                    $name(std::array::from_fn(|i| self.0[i].wrapping_add(o.0[i])))
+                }
+                fn any(self) -> bool {
+                    self.0.iter().any(|&w| w != 0)
+                }
+                fn popcnt(self) -> $name {
+                    $name(self.0.map(|w| w.count_ones() as u64))
+                }
+                fn load(s: &[u64], o: usize) -> $name {
+                    $name(s[o..o + $n].try_into().expect("N words"))
+                }
+                fn store(self, s: &mut [u64], o: usize) {
+                    s[o..o + $n].copy_from_slice(&self.0);
+                }
+                unsafe fn read(p: *const u64) -> $name {
+                    // SAFETY: the caller guarantees N readable words.
+                    $name(unsafe { std::ptr::read_unaligned(p as *const [u64; $n]) })
+                }
+                unsafe fn write(self, p: *mut u64) {
+                    // SAFETY: the caller guarantees N writable words.
+                    unsafe { std::ptr::write_unaligned(p as *mut [u64; $n], self.0) }
+                }
+            }
+        };
+    }
+    array_lane!(W2, 2);
+    array_lane!(W4, 4);
+    array_lane!(W8, 8);
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+pub use portable::{W2, W4, W8};
+
+#[cfg(target_arch = "x86_64")]
+pub use x86::{W2, W4, W8};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check<V: Lane>() {
+        let a = V::from_fn(|i| 0x8000_0000_0000_0001u64.rotate_left(i as u32 * 7));
+        let b = V::from_fn(|i| (i as u64 + 3) * 0x0123_4567_89ab_cdef);
+        for i in 0..V::N {
+            let (x, y) = (a.get(i), b.get(i));
+            assert_eq!((a & b).get(i), x & y);
+            assert_eq!((a | b).get(i), x | y);
+            assert_eq!((a ^ b).get(i), x ^ y);
+            assert_eq!((!a).get(i), !x);
+            assert_eq!(a.shl(5).get(i), x << 5);
+            assert_eq!(a.shr(63).get(i), x >> 63);
+            assert_eq!(a.rotl(23).get(i), x.rotate_left(23));
+            assert_eq!(a.add(b).get(i), x.wrapping_add(y));
+            assert_eq!(b.popcnt().get(i), y.count_ones() as u64);
+        }
+        assert!(a.any() && !V::ZERO.any() && V::ONES.any());
+        let mut s = vec![0u64; V::N + 3];
+        b.store(&mut s, 2);
+        assert_eq!(V::load(&s, 2), b);
+        // SAFETY: s has N + 3 words.
+        unsafe {
+            assert_eq!(V::read(s.as_ptr().add(2)), b);
+            a.write(s.as_mut_ptr().add(1));
+        }
+        assert_eq!(V::load(&s, 1), a);
+        assert_eq!(
+            b.popcnt().sum(),
+            (0..V::N).map(|i| b.get(i).count_ones() as u64).sum::<u64>()
+        );
+        assert_eq!(V::splat(9).words(), &vec![9u64; V::N][..]);
+    }
+
+    struct Check;
+    impl crate::simd::Task for Check {
+        type Output = ();
+        #[inline(always)]
+        fn run<I: crate::simd::Isa>(self) {
+            check::<I::Lanes>();
+            check::<I::Row>();
+        }
+    }
+
+    #[test]
+    fn lane_ops_are_word_wise() {
+        check::<u64>();
+        check::<W1>();
+        check::<W2>();
+        for simd in crate::simd::Simd::available() {
+            simd.run(Check);
+        }
+    }
+}
