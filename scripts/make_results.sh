@@ -23,6 +23,9 @@
 #             python/examples/walkthrough.py            -> python/images/
 #   index     results/README.md
 #
+# ONLY="bench gridbench index" runs just those stages (the others' files stay as they were, each
+# with its own provenance line).
+#
 # Bulky intermediates (per-seed seeds.csv, sweep checkpoints) go to $RESULTS_WORK
 # (default target/results-work), which git ignores.
 set -euo pipefail
@@ -43,6 +46,10 @@ T_ALL=$(date +%s.%N)
 stage() { # stage NAME FUNCTION: run FUNCTION, print and record its wall time
   local name=$1 t0 t1 dt
   shift
+  if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then
+    echo "== [$name] skipped (ONLY=$ONLY)" >&2
+    return
+  fi
   echo "== [$name] start" >&2
   t0=$(date +%s.%N)
   "$@"
