@@ -314,6 +314,7 @@ do_index() {
       "bench/README.md|Throughput per preset (1 thread, all threads, kernels, the scalar oracle)." \
       "bench/search.md|Seed search: lazy evaluation against generation alone, search --top against sweep, a query plan." \
       "bench/grid.md|Sweeps of 1,025- and 100,000-point grids against one point: caves/s and peak memory." \
+      "bench/native_vs_portable.md|The portable build (run-time SIMD dispatch) against a -C target-cpu=native build, per stage and end to end." \
       "peers.md|cavesweep beside the chapter's numpy code, mapgen and the oracle, same work per seed." \
       "python.md|The Python package's overhead over the Rust pipeline, and generate_many against the command line."; do
       if [ -f "results/${line%%|*}" ]; then
