@@ -431,41 +431,41 @@ fn seeds_up_to_u64_max_are_all_swept() {
     }
 }
 
-/// Peak RSS (kB) of a child, from `wait4`'s resource usage, and its exit status.
-fn wait_rss(child: std::process::Child) -> (std::process::ExitStatus, u64) {
+/// `wait4` on our child `pid` with `flags`: its exit status and peak RSS (kB) once it has exited,
+/// `None` while it runs (with `WNOHANG`).
+fn reap(pid: libc::pid_t, flags: libc::c_int) -> Option<(std::process::ExitStatus, u64)> {
     let mut status = 0;
     // SAFETY: an all-zero rusage is valid; wait4 fills it for our own child.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let pid = child.id() as libc::pid_t;
-    // SAFETY: `pid` is our child, not yet reaped (std's Child is dropped without waiting).
-    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(r, pid);
-    std::mem::forget(child);
-    (
+    // SAFETY: `pid` is our child, not yet reaped (its std Child is forgotten by the caller).
+    let r = unsafe { libc::wait4(pid, &mut status, flags, &mut usage) };
+    if r == 0 {
+        return None;
+    }
+    assert_eq!(r, pid, "wait4 failed");
+    Some((
         std::process::ExitStatus::from_raw(status),
         usage.ru_maxrss as u64,
-    )
+    ))
+}
+
+/// Peak RSS (kB) of a child, from `wait4`'s resource usage, and its exit status.
+fn wait_rss(child: std::process::Child) -> (std::process::ExitStatus, u64) {
+    let pid = child.id() as libc::pid_t;
+    std::mem::forget(child);
+    reap(pid, 0).expect("a blocking wait4 returns the child")
 }
 
 /// Send SIGINT every 100 ms until `child` exits (a minute at most, then SIGKILL); its exit
 /// status and peak RSS in kB.
 fn interrupt_until_exit(child: std::process::Child) -> (std::process::ExitStatus, u64) {
     let pid = child.id() as libc::pid_t;
+    std::mem::forget(child);
     let t0 = std::time::Instant::now();
     loop {
-        let mut status = 0;
-        // SAFETY: an all-zero rusage is valid; wait4 fills it for our own child.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: `pid` is our child, not yet reaped (std's Child is forgotten below).
-        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
-        if r == pid {
-            std::mem::forget(child);
-            return (
-                std::process::ExitStatus::from_raw(status),
-                usage.ru_maxrss as u64,
-            );
+        if let Some(done) = reap(pid, libc::WNOHANG) {
+            return done;
         }
-        assert_eq!(r, 0, "wait4 failed");
         let sig = if t0.elapsed() > std::time::Duration::from_secs(60) {
             libc::SIGKILL
         } else {
