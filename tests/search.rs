@@ -596,10 +596,7 @@ fn a_killed_search_resumes_to_the_same_csv() {
     let reference = d.join("ref.csv");
     let o = common::bin().args(args(&reference)).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(
-        !d.join("ref.csv.checkpoint").exists(),
-        "removed when complete"
-    );
+    assert_completion_mark(&d.join("ref.csv.checkpoint"));
     let want = fs::read(&reference).unwrap();
     assert!(String::from_utf8_lossy(&want).lines().count() > 10);
 
@@ -646,16 +643,175 @@ fn a_killed_search_resumes_to_the_same_csv() {
         .unwrap_or_else(|| panic!("{err}"));
     assert_eq!(searched, 600000 - done, "{err}");
     assert!(fs::read(&out).unwrap() == want, "resumed CSV differs");
-    assert!(!ck.exists(), "checkpoint removed when complete");
+    assert_completion_mark(&ck);
 
-    // Complete: rerunning is refused (nothing to resume), --force starts over.
+    // Complete: rerunning (any thread count) says so, exit 0, and leaves the file alone.
+    let modified = fs::metadata(&out).unwrap().modified().unwrap();
+    let mut one_thread = args(&out);
+    one_thread[8] = "1".into();
+    let o = common::bin().args(&one_thread).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.starts_with("already complete: "), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(fs::read(&out).unwrap() == want);
+    assert_eq!(fs::metadata(&out).unwrap().modified().unwrap(), modified);
+    // A changed (or deleted) CSV no longer matches what was written: searched again.
+    fs::write(&out, b"seed,floor_fraction\n1,0.5\n").unwrap();
+    let o = common::bin().args(args(&out)).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("searching again"), "{}", stderr(&o));
+    assert!(fs::read(&out).unwrap() == want);
+    fs::remove_file(&out).unwrap();
+    let o = common::bin().args(args(&out)).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(fs::read(&out).unwrap() == want);
+    // A file without the folder beside it is not ours to replace unless --force.
+    fs::remove_dir_all(&ck).unwrap();
     let o = common::bin().args(args(&out)).output().unwrap();
     common::assert_one_line_error(&o, "--force");
+    assert!(fs::read(&out).unwrap() == want);
     let mut forced = args(&out);
     forced.push("--force".into());
     let o = common::bin().args(&forced).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(fs::read(&out).unwrap() == want);
+}
+
+/// A completed search's checkpoint folder: no chunk records, marked complete.
+fn assert_completion_mark(dir: &Path) {
+    assert_eq!(checkpointed_chunks(dir), 0, "records dropped when complete");
+    let conn = rusqlite::Connection::open_with_flags(
+        dir.join("cavesweep.sqlite"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    let meta = |k: &str| -> String {
+        conn.query_row("SELECT value FROM meta WHERE key = ?1", [k], |r| r.get(0))
+            .unwrap()
+    };
+    assert_eq!(meta("complete"), "1");
+    assert!(meta("csv").contains("crc32"), "{}", meta("csv"));
+    let rows: i64 = conn
+        .query_row("SELECT count(*) FROM rows", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(rows, 0);
+}
+
+/// Ctrl-C once stops after the chunks in flight; a second Ctrl-C, while the search is still
+/// winding down (held there by a failpoint), exits 130 at once, leaving a CSV of whole rows and a
+/// checkpoint that a rerun resumes from to the uninterrupted result.
+#[test]
+fn a_second_ctrl_c_exits_at_once_and_the_rerun_resumes() {
+    use std::io::{BufRead, BufReader};
+    let d = scratch("second-sigint");
+    let args = |out: &Path| {
+        vec![
+            "search".to_string(),
+            "--seeds".into(),
+            "0..1000000".into(),
+            "--where".into(),
+            "floor_fraction>=0.925 || components>=14".into(),
+            "--threads".into(),
+            "2".into(),
+            "--out".into(),
+            out.to_str().unwrap().into(),
+        ]
+    };
+    let reference = d.join("ref.csv");
+    let o = common::bin().args(args(&reference)).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let want = fs::read(&reference).unwrap();
+
+    let out = d.join("found.csv");
+    let ck = d.join("found.csv.checkpoint");
+    let mut child = common::bin()
+        .args(args(&out))
+        .env("CAVESWEEP_FAILPOINT", "search-stopping:pause")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // stderr, line by line, as it comes.
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let reader = BufReader::new(child.stderr.take().unwrap());
+    std::thread::spawn(move || {
+        for line in reader.lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let t = Instant::now();
+    while checkpointed_chunks(&ck) == 0 {
+        assert!(t.elapsed() < Duration::from_secs(120), "no checkpoint");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "finished before Ctrl-C"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let sigint = |pid: u32| {
+        assert!(
+            Command::new("kill")
+                .args(["-INT", &pid.to_string()])
+                .status()
+                .unwrap()
+                .success()
+        );
+    };
+    sigint(child.id());
+    // The first Ctrl-C is taken: the search stops its workers and (held by the failpoint)
+    // does not exit yet.
+    let mut seen = Vec::new();
+    loop {
+        let line = rx
+            .recv_timeout(Duration::from_secs(120))
+            .unwrap_or_else(|_| panic!("never paused after Ctrl-C: {seen:?}"));
+        let paused = line.contains("failpoint search-stopping: paused");
+        seen.push(line);
+        if paused {
+            break;
+        }
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(child.try_wait().unwrap().is_none(), "exited on its own");
+    let t = Instant::now();
+    sigint(child.id());
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "a second Ctrl-C did not end the search"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(status.code(), Some(130));
+    let rest: Vec<String> = rx.iter().collect();
+    assert!(
+        rest.iter().any(|l| l.contains("stopping now")),
+        "{seen:?} {rest:?}"
+    );
+    // Whole rows, in seed order, each a match.
+    let text = fs::read_to_string(&out).unwrap();
+    assert!(text.ends_with('\n'), "a partial row: {text:?}");
+    let (h, rows) = parse_csv(&text);
+    assert_eq!(h[0], "seed");
+    let seeds: Vec<u64> = rows.iter().map(|r| r[0].parse().unwrap()).collect();
+    assert!(seeds.windows(2).all(|w| w[0] < w[1]), "seed order");
+    let want_text = String::from_utf8(want.clone()).unwrap();
+    let want_rows: std::collections::HashSet<&str> = want_text.lines().collect();
+    assert!(
+        text.lines().all(|l| want_rows.contains(l)),
+        "a row that is not a match"
+    );
+
+    // The checkpoint resumes to the uninterrupted result.
+    let done = checkpointed_chunks(&ck);
+    assert!(done > 0 && done < 1000000, "{done}");
+    let o = common::bin().args(args(&out)).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("resumed:"), "{}", stderr(&o));
+    assert!(fs::read(&out).unwrap() == want, "resumed CSV differs");
 }
 
 #[test]

@@ -128,6 +128,9 @@ pub struct RejectBench {
     pub rejected: f64,
     pub generation: Rates,
     pub search: Rates,
+    /// The first clause alone (`floor_fraction>=T`): what rejecting costs, without the clauses
+    /// the passing caves go on to (their flood fills are the rest of the gap).
+    pub first_only: Rates,
 }
 
 impl RejectBench {
@@ -138,6 +141,13 @@ impl RejectBench {
     /// The same per CPU-second.
     pub fn cpu_ratio(&self) -> f64 {
         self.search.cpu.median / self.generation.cpu.median
+    }
+    /// The first clause alone / generation (medians: wall clock, CPU).
+    pub fn first_only_ratios(&self) -> (f64, f64) {
+        (
+            self.first_only.wall.median / self.generation.wall.median,
+            self.first_only.cpu.median / self.generation.cpu.median,
+        )
     }
 }
 
@@ -156,21 +166,33 @@ pub fn reject_bench(
         .collect();
     floor.sort_by(f64::total_cmp);
     let t = floor[floor.len() * 95 / 100];
-    let query = format!("floor_fraction>={t} && components<=2 && min_width>=2");
-    let s = Search::new(SearchSpec {
-        recipe: recipe.clone(),
-        query: query.parse().expect("valid query"),
-        seeds: Seeds::Range(0..seeds),
-        mode: Mode::All,
-        extra: MetricSet::EMPTY,
-        chunk: None,
-        png: None,
-    })?;
+    let first = format!("floor_fraction>={t}");
+    let query = format!("{first} && components<=2 && min_width>=2");
+    let search = |q: &str| {
+        Search::new(SearchSpec {
+            recipe: recipe.clone(),
+            query: q.parse().expect("valid query"),
+            seeds: Seeds::Range(0..seeds),
+            mode: Mode::All,
+            extra: MetricSet::EMPTY,
+            chunk: None,
+            png: None,
+        })
+    };
+    let s = search(&query)?;
+    let s1 = search(&first)?;
     let rejected = 1.0 - s.plan().order()[0].pass_rate.unwrap_or(f64::NAN);
-    let (mut gen_rates, mut search_rates) = (vec![], vec![]);
-    for _ in 0..repeats.max(1) {
-        gen_rates.push(generation_rate(recipe, 0..seeds, threads)?);
-        search_rates.push(search_rate(&s, threads)?);
+    let (mut gen_rates, mut search_rates, mut first_rates) = (vec![], vec![], vec![]);
+    // Interleaved, the order rotating each repeat, so drift on a shared machine does not
+    // favour one figure.
+    for r in 0..repeats.max(1) {
+        for k in 0..3 {
+            match (r + k) % 3 {
+                0 => gen_rates.push(generation_rate(recipe, 0..seeds, threads)?),
+                1 => search_rates.push(search_rate(&s, threads)?),
+                _ => first_rates.push(search_rate(&s1, threads)?),
+            }
+        }
     }
     Ok(RejectBench {
         preset: recipe.name.clone(),
@@ -180,6 +202,7 @@ pub fn reject_bench(
         rejected,
         generation: Rates::of(&gen_rates),
         search: Rates::of(&search_rates),
+        first_only: Rates::of(&first_rates),
     })
 }
 
@@ -193,6 +216,7 @@ mod tests {
         let b = reject_bench(&r, 2, 3000, 1).unwrap();
         assert!(b.generation.wall.median > 0.0 && b.search.cpu.median > 0.0);
         assert!(b.ratio() > 0.0 && b.cpu_ratio() > 0.0);
+        assert!(b.first_only_ratios().0 > 0.0 && b.first_only.cpu.median > 0.0);
         assert!(b.rejected > 0.8, "{}", b.rejected);
         assert!(b.query.starts_with("floor_fraction>="), "{}", b.query);
     }

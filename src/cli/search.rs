@@ -1,17 +1,19 @@
 //! `cavesweep search`: flags, the CSV sink (file or stdout, flushed per batch), the checkpoint
-//! of a search writing `--out` (resumed by rerunning the command), progress bar, Ctrl-C, the
-//! final report line.
+//! of a search writing `--out` (resumed by rerunning the command; a completed one is reported
+//! as such and left alone), progress bar, Ctrl-C (once: stop after the chunks in flight; twice:
+//! at once), the final report line.
 
 use std::fs::File;
 use std::io::Write;
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, TryLockError};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use cavesweep::measure::{Metric, MetricSet};
 use cavesweep::query::Expr;
+use cavesweep::search::checkpoint::Completed;
 use cavesweep::search::{
     Checkpoint, ChunkRecord, Match, Mode, Order, Outcome, PngSpec, Progress, Search, SearchError,
     SearchSpec, Seeds, Sink, checkpoint, read_seeds,
@@ -87,11 +89,23 @@ struct CsvSink<'a> {
     io_error: Option<std::io::Error>,
     /// Where finished chunks are recorded (with `--out`).
     checkpoint: Option<Checkpoint>,
+    /// Held while bytes are written: a second Ctrl-C takes it before exiting, so the file ends
+    /// with a whole row.
+    writing: Arc<Mutex<()>>,
+    /// What was written: bytes, their CRC-32, data rows (the completion mark of the checkpoint).
+    size: u64,
+    crc: crc32fast::Hasher,
+    rows: u64,
 }
 
 impl CsvSink<'_> {
     fn write(&mut self, bytes: &[u8]) -> Result<(), SearchError> {
+        let _writing = self.writing.lock().unwrap_or_else(|p| p.into_inner());
         let r = self.out.write_all(bytes).and_then(|()| self.out.flush());
+        if r.is_ok() {
+            self.size += bytes.len() as u64;
+            self.crc.update(bytes);
+        }
         r.map_err(|e| {
             let err = SearchError::Io {
                 what: format!("cannot write {}", self.what),
@@ -112,6 +126,7 @@ impl Sink for CsvSink<'_> {
         }
         let r = self.write(&buf);
         self.buf = buf;
+        self.rows += rows.len() as u64;
         r
     }
 
@@ -217,7 +232,7 @@ pub fn main(a: SearchArgs) -> Result<()> {
             let dir = checkpoint::dir_for(path);
             if !a.force && std::fs::symlink_metadata(path).is_ok() && !dir.exists() {
                 bail!(
-                    "{} exists and holds no search to resume ({} is missing): pass --force to replace it",
+                    "{} exists and holds no search of cavesweep to resume or verify ({} is missing): pass --force to replace it",
                     path.display(),
                     dir.display()
                 );
@@ -229,7 +244,7 @@ pub fn main(a: SearchArgs) -> Result<()> {
             let parent = path
                 .parent()
                 .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(std::path::Path::new("."));
+                .unwrap_or(Path::new("."));
             if !parent.is_dir() {
                 bail!(
                     "cannot create {}: the folder {} does not exist",
@@ -237,7 +252,17 @@ pub fn main(a: SearchArgs) -> Result<()> {
                     parent.display()
                 );
             }
-            let (c, p) = Checkpoint::open(&search, &dir, &recorded_command(), a.force)?;
+            let (mut c, p) = Checkpoint::open(&search, &dir, &recorded_command(), a.force)?;
+            if let Some(done) = c.completed() {
+                if already_complete(&search, path, &done, threads)? {
+                    return Ok(());
+                }
+                eprintln!(
+                    "cavesweep: repaired: {} did not match what the completed search wrote (missing or changed): searching again",
+                    path.display()
+                );
+                c.restart()?;
+            }
             ck = Some(c);
             prior = p;
             let f =
@@ -249,12 +274,8 @@ pub fn main(a: SearchArgs) -> Result<()> {
         }
         None => (Box::new(std::io::stdout().lock()), "stdout".into()),
     };
-    let stop = Arc::new(AtomicBool::new(false));
-    {
-        let stop = stop.clone();
-        // SIGINT and SIGTERM: finish cleanly with the rows found so far.
-        let _ = ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst));
-    }
+    let writing = Arc::new(Mutex::new(()));
+    let stop = stop_on_signals(writing.clone());
     let mut sink = CsvSink {
         search: &search,
         out,
@@ -263,6 +284,10 @@ pub fn main(a: SearchArgs) -> Result<()> {
         bar: None,
         io_error: None,
         checkpoint: ck,
+        writing,
+        size: 0,
+        crc: crc32fast::Hasher::new(),
+        rows: 0,
     };
     let header = search.header();
     let result = sink
@@ -274,6 +299,10 @@ pub fn main(a: SearchArgs) -> Result<()> {
     // Whatever happened, keep the chunks that finished.
     let mut ck = sink.checkpoint.take();
     let saved = ck.as_mut().map_or(Ok(()), Checkpoint::save);
+    if stop.load(Ordering::SeqCst) {
+        // Tests stop here (`search-stopping:pause`) to check that a second Ctrl-C exits at once.
+        cavesweep::failpoint::kill("search-stopping");
+    }
     let report = match result.and_then(|r| saved.map(|()| r)) {
         Ok(r) => r,
         Err(e) => {
@@ -284,6 +313,11 @@ pub fn main(a: SearchArgs) -> Result<()> {
             }
             return Err(e.into());
         }
+    };
+    let written = Completed {
+        size: sink.size,
+        crc32: sink.crc.clone().finalize(),
+        rows: sink.rows,
     };
     if let Some(path) = &a.out {
         // Everything was flushed per batch; make it durable before saying so.
@@ -313,7 +347,7 @@ pub fn main(a: SearchArgs) -> Result<()> {
     match report.outcome {
         Outcome::Complete => {
             if let Some(c) = ck {
-                c.finish()?;
+                c.finish(written)?;
             }
             eprintln!(
                 "searched {} seeds in {secs:.2} s ({rate:.0} seeds/s on {threads} threads){resumed}: {} rows -> {dest}",
@@ -336,6 +370,67 @@ pub fn main(a: SearchArgs) -> Result<()> {
             std::process::exit(130);
         }
     }
+}
+
+/// Ctrl-C (or SIGTERM) once: the search stops after the chunks in flight, writes the rows of
+/// every finished chunk, checkpoints and exits 130. Twice: exit 130 at once, as `sweep` does
+/// (the checkpoint holds the last commit, at most a second old; the CSV, rewritten whole by the
+/// rerun, ends with a whole row: a write in progress is waited for, briefly).
+fn stop_on_signals(writing: Arc<Mutex<()>>) -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let _ = ctrlc::set_handler(move || {
+        if !flag.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let t = Instant::now();
+        // Held until exit: no row is written after this.
+        let _held = loop {
+            match writing.try_lock() {
+                Ok(g) => break Some(g),
+                Err(TryLockError::Poisoned(p)) => break Some(p.into_inner()),
+                Err(TryLockError::WouldBlock) if t.elapsed() < Duration::from_secs(1) => {
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                // A write stuck (a full pipe): do not wait for it.
+                Err(TryLockError::WouldBlock) => break None,
+            }
+        };
+        eprintln!(
+            "cavesweep: stopping now; rerun the same command to resume from the last checkpoint"
+        );
+        std::process::exit(130);
+    });
+    stop
+}
+
+/// A rerun of a search that completed: if its CSV is still what it wrote, say so (making any
+/// PNG `--png-dir` lacks) and return true; the file is not touched.
+fn already_complete(
+    search: &Search,
+    path: &Path,
+    done: &Completed,
+    threads: usize,
+) -> Result<bool> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let intact = cavesweep::store::files::matches(dir, &name, &done.file())
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    if !intact {
+        return Ok(false);
+    }
+    if search.spec().png.is_some() && done.rows > 0 {
+        search.missing_pngs(&read_seeds(path)?, threads)?;
+    }
+    eprintln!(
+        "already complete: {} rows, {} verified against what the search wrote (nothing searched; --force searches again)",
+        done.rows,
+        path.display()
+    );
+    Ok(true)
 }
 
 /// The command recorded in a checkpoint: the flags that decide the rows (not --threads, --out,

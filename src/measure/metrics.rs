@@ -252,67 +252,67 @@ pub(crate) struct MinWidth {
     a: Vec<u64>,
 }
 
-/// In place, `p(x) = op(p(x), p(x + s))` along each row of `wpr` words (bits outside the row
-/// read as 0): the column step of erosions (`s > 0`, look right) and dilations (`s < 0`). Words
-/// are visited in the order that reads only values not yet rewritten.
-fn shift_cols(p: &mut [u64], wpr: usize, s: isize, op: Op) {
-    let (q, r) = (s.unsigned_abs() / 64, (s.unsigned_abs() % 64) as u32);
+/// In place, `p(x) = p(x) & p(x + s)` (`AND`) or `p(x) | p(x + s)` along each row of `wpr`
+/// words (bits outside the row read as 0): the column step of erosions (`s > 0`, look right)
+/// and dilations (`s < 0`). Words are visited in the order that reads only values not yet
+/// rewritten. (`AND` is a const parameter so each loop compiles to straight-line word ops.)
+fn shift_cols<const AND: bool>(p: &mut [u64], wpr: usize, s: isize) {
+    let k = s.unsigned_abs();
+    let (q, r) = (k / 64, (k % 64) as u32);
+    let op = |a: u64, b: u64| if AND { a & b } else { a | b };
     for row in p.chunks_exact_mut(wpr) {
-        let word = |row: &[u64], i: Option<usize>| i.and_then(|i| row.get(i)).copied().unwrap_or(0);
         if s >= 0 {
             for i in 0..wpr {
-                let v = if r == 0 {
-                    word(row, Some(i + q))
+                let a = if i + q < wpr { row[i + q] } else { 0 };
+                let b = if r != 0 && i + q + 1 < wpr {
+                    row[i + q + 1] << (64 - r)
                 } else {
-                    (word(row, Some(i + q)) >> r) | (word(row, Some(i + q + 1)) << (64 - r))
+                    0
                 };
-                row[i] = op(row[i], v);
+                row[i] = op(row[i], (a >> r) | b);
             }
         } else {
             for i in (0..wpr).rev() {
-                let v = if r == 0 {
-                    word(row, i.checked_sub(q))
+                let a = if i >= q { row[i - q] } else { 0 };
+                let b = if r != 0 && i > q {
+                    row[i - q - 1] >> (64 - r)
                 } else {
-                    (word(row, i.checked_sub(q)) << r)
-                        | (word(row, i.checked_sub(q + 1)) >> (64 - r))
+                    0
                 };
-                row[i] = op(row[i], v);
+                row[i] = op(row[i], (a << r) | b);
             }
         }
     }
 }
 
-/// In place, `p(y) = op(p(y), p(y + s))` row by row (rows outside read as 0).
-fn shift_rows(p: &mut [u64], wpr: usize, s: isize, op: Op) {
-    let rows = (p.len() / wpr) as isize;
-    let mut step = |y: isize| {
-        let from = y + s;
-        for i in 0..wpr {
-            let v = if (0..rows).contains(&from) {
-                p[from as usize * wpr + i]
-            } else {
-                0
-            };
-            let d = &mut p[y as usize * wpr + i];
-            *d = op(*d, v);
+/// In place, `p(y) = p(y) & p(y + s)` (`AND`) or `p(y) | p(y + s)` row by row (rows outside
+/// read as 0), in the order that reads only rows not yet rewritten.
+fn shift_rows<const AND: bool>(p: &mut [u64], wpr: usize, s: isize) {
+    let d = s.unsigned_abs() * wpr;
+    let len = p.len();
+    if d >= len {
+        if AND {
+            p.fill(0);
         }
-    };
-    if s >= 0 {
-        (0..rows).for_each(&mut step);
-    } else {
-        (0..rows).rev().for_each(&mut step);
+        return;
     }
-}
-
-/// A combining operation (`&` for erosion, `|` for dilation) and a shift along one axis.
-type Op = fn(u64, u64) -> u64;
-type Shift = fn(&mut [u64], usize, isize, Op);
-
-fn and(a: u64, b: u64) -> u64 {
-    a & b
-}
-fn or(a: u64, b: u64) -> u64 {
-    a | b
+    if s >= 0 {
+        for j in 0..len - d {
+            let v = p[j + d];
+            p[j] = if AND { p[j] & v } else { p[j] | v };
+        }
+        if AND {
+            p[len - d..].fill(0);
+        }
+    } else {
+        for j in (d..len).rev() {
+            let v = p[j - d];
+            p[j] = if AND { p[j] & v } else { p[j] | v };
+        }
+        if AND {
+            p[..d].fill(0);
+        }
+    }
 }
 
 impl MinWidth {
@@ -364,26 +364,23 @@ impl MinWidth {
     fn holds(&mut self, k: u32, w: usize) -> bool {
         let k = k as isize;
         let m = 1isize << (usize::BITS - 1 - (k as usize).leading_zeros());
-        // The plane becomes `op` over the window [x, x + dir * k) of each cell.
-        let window = |a: &mut [u64], shift: Shift, op: Op, dir: isize| {
-            let mut len = 1;
-            while len < m {
-                shift(a, w, dir * len, op);
-                len *= 2;
-            }
-            if k > m {
-                shift(a, w, dir * (k - m), op);
-            }
+        // The plane becomes the AND / OR over the window [x, x + dir * k) of each cell: the
+        // shifts by 1, 2, 4, ... < m, then by k - m.
+        let shifts = |dir: isize| {
+            let doubling = std::iter::successors(Some(1isize), |&l| Some(l * 2))
+                .take_while(move |&l| l < m)
+                .map(move |l| dir * l);
+            doubling.chain((k > m).then_some(dir * (k - m)))
         };
         let a = &mut self.a;
         a.clone_from(&self.f);
-        window(a, shift_cols, and, 1);
-        window(a, shift_rows, and, 1);
+        shifts(1).for_each(|s| shift_cols::<true>(a, w, s));
+        shifts(1).for_each(|s| shift_rows::<true>(a, w, s));
         if a.iter().all(|&x| x == 0) {
             return false;
         }
-        window(a, shift_cols, or, -1);
-        window(a, shift_rows, or, -1);
+        shifts(-1).for_each(|s| shift_cols::<false>(a, w, s));
+        shifts(-1).for_each(|s| shift_rows::<false>(a, w, s));
         self.c.iter().zip(a.iter()).all(|(&c, &d)| c & !d == 0)
     }
 }

@@ -2,8 +2,10 @@
 //! the sweep store ([`crate::store`], SQLite, one writer per folder) in the folder
 //! `FILE.csv.checkpoint/`. Rerunning the same command reads them back as the `prior` of
 //! [`super::Search::run`]: those chunks are not run again, and the CSV is rewritten whole, in
-//! seed order, from the records and the new work. The folder is removed once the CSV is
-//! complete.
+//! seed order, from the records and the new work. Once the CSV is complete the records are
+//! dropped and the folder keeps only a completion mark: the CSV's size and CRC-32 (as a sweep
+//! records its final files), so rerunning the command finds the search already complete and
+//! leaves the file alone (or searches again if the file was changed or removed).
 //!
 //! Layout in the store (see [`crate::store`] for the tables):
 //! - the identity: kind `search`, the fingerprint [`Search::fingerprint`] (recipe, query,
@@ -12,7 +14,9 @@
 //!   `passed` = matches recorded;
 //! - one row record per finished chunk with matches: `examined` (u64) then per match the seed
 //!   (u64) and each output column's value (f64 bits), little-endian. Chunks without matches
-//!   need no record: a finished chunk without matches examined all its seeds.
+//!   need no record: a finished chunk without matches examined all its seeds;
+//! - when complete: meta `complete` = 1 and meta `csv` = the CSV's [`Completed`] record, and no
+//!   point or row records.
 //!
 //! A checkpoint is one SQLite transaction, at most once a second (and when the search stops),
 //! so a kill loses at most the chunks of the last second; a row record that fails its checksum
@@ -23,7 +27,25 @@ use std::time::{Duration, Instant};
 
 use super::{ChunkRecord, Match, Search, SearchError};
 use crate::measure::EMPTY_VALUES;
-use crate::store::{Identity, PointRecord, RangeSet, Store};
+use crate::store::{FileRecord, Identity, PointRecord, RangeSet, Store};
+
+/// What a completed search wrote: its CSV's size and checksum, and what it held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Completed {
+    pub size: u64,
+    pub crc32: u32,
+    /// Data rows (the header not counted).
+    pub rows: u64,
+}
+
+impl Completed {
+    pub fn file(&self) -> FileRecord {
+        FileRecord {
+            size: self.size,
+            crc32: self.crc32,
+        }
+    }
+}
 
 /// Minimum time between checkpoints.
 const EVERY: Duration = Duration::from_secs(1);
@@ -64,6 +86,8 @@ pub struct Checkpoint {
     /// Chunks read back, and those dropped as damaged.
     resumed: u64,
     repaired: u64,
+    /// The search was complete when opened: what its CSV was.
+    completed: Option<Completed>,
 }
 
 impl Checkpoint {
@@ -98,9 +122,42 @@ impl Checkpoint {
             columns: search.columns().iter().map(|m| m.index()).collect(),
             resumed: 0,
             repaired: 0,
+            completed: None,
         };
+        if ck.store.meta("complete").map_err(store_err)?.as_deref() == Some("1") {
+            // A completion mark that cannot be read is no mark: search again.
+            ck.completed = ck
+                .store
+                .meta("csv")
+                .map_err(store_err)?
+                .and_then(|j| serde_json::from_str(&j).ok());
+            if ck.completed.is_none() {
+                ck.restart()?;
+            }
+            return Ok((ck, Vec::new()));
+        }
         let prior = ck.load(search)?;
         Ok((ck, prior))
+    }
+
+    /// The search was already complete when the folder was opened: what its CSV was (check the
+    /// file against it, then [`Checkpoint::restart`] if it no longer matches).
+    pub fn completed(&self) -> Option<Completed> {
+        self.completed
+    }
+
+    /// Forget a completed search (its CSV is gone or changed): the next run searches again.
+    pub fn restart(&mut self) -> Result<(), SearchError> {
+        let b = self.store.begin().map_err(store_err)?;
+        b.clear_records().map_err(store_err)?;
+        b.set_meta("complete", "0").map_err(store_err)?;
+        b.set_meta("csv", "").map_err(store_err)?;
+        b.commit().map_err(store_err)?;
+        self.completed = None;
+        self.done = RangeSet::new();
+        (self.examined, self.found) = (0, 0);
+        self.pending.clear();
+        Ok(())
     }
 
     /// Read the records back, verified.
@@ -279,22 +336,16 @@ impl Checkpoint {
         Ok(())
     }
 
-    /// The CSV is complete: remove the folder (the lock last).
-    pub fn finish(self) -> Result<(), SearchError> {
-        let dir = self.store.dir().to_path_buf();
-        let names: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .map_err(|e| store_err(format!("cannot read {}: {e}", dir.display())))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .collect();
-        for p in &names {
-            if p.file_name() != Some(std::ffi::OsStr::new(crate::store::LOCK_FILE)) {
-                std::fs::remove_file(p)
-                    .map_err(|e| store_err(format!("cannot remove {}: {e}", p.display())))?;
-            }
-        }
-        drop(self.store);
-        let _ = std::fs::remove_file(dir.join(crate::store::LOCK_FILE));
-        std::fs::remove_dir(&dir)
-            .map_err(|e| store_err(format!("cannot remove {}: {e}", dir.display())))
+    /// The CSV is complete (and durable): replace the records by the completion mark, in one
+    /// transaction, and give their space back. Killed before, the rerun rewrites the CSV from
+    /// the records; after, it finds the search complete.
+    pub fn finish(mut self, csv: Completed) -> Result<(), SearchError> {
+        let mark = serde_json::to_string(&csv).expect("serialises");
+        let b = self.store.begin().map_err(store_err)?;
+        b.clear_records().map_err(store_err)?;
+        b.set_meta("csv", &mark).map_err(store_err)?;
+        b.set_meta("complete", "1").map_err(store_err)?;
+        b.commit().map_err(store_err)?;
+        self.store.drop_rows().map_err(store_err)
     }
 }

@@ -721,18 +721,15 @@ impl Search {
         }
         let complete = c.finished();
         c.flush_all(sink)?;
-        if let Some(png) = &self.spec.png
-            && self.spec.mode == Mode::All
-        {
+        if self.spec.mode == Mode::All {
             // A resumed search: the earlier run wrote the PNGs of its chunks; make any missing
             // (deleted, or --png-dir added on the rerun).
-            let missing: Vec<u64> = prior
+            let seeds: Vec<u64> = prior
                 .iter()
                 .flat_map(|r| &r.matches)
                 .map(|m| m.seed)
-                .filter(|s| !png.dir.join(format!("{s}.png")).exists())
                 .collect();
-            self.render_rows(png, &missing, threads)?;
+            self.missing_pngs(&seeds, threads)?;
         }
         if let Some(png) = &self.spec.png
             && self.spec.mode != Mode::All
@@ -749,6 +746,20 @@ impl Search {
             rows: c.rows,
             elapsed: start.elapsed(),
         })
+    }
+
+    /// With `--png-dir`: the PNGs of `seeds` (rows an earlier run returned) that are missing
+    /// from the folder (deleted, or `--png-dir` added on a rerun), regenerated.
+    pub fn missing_pngs(&self, seeds: &[u64], threads: usize) -> Result<(), SearchError> {
+        let Some(png) = &self.spec.png else {
+            return Ok(());
+        };
+        let missing: Vec<u64> = seeds
+            .iter()
+            .copied()
+            .filter(|s| !png.dir.join(format!("{s}.png")).exists())
+            .collect();
+        self.render_rows(png, &missing, threads)
     }
 
     /// PNGs for `seeds` (regenerated; `--limit` and `--top` know their rows only at the end).
