@@ -260,6 +260,23 @@ fn shift_cols<const AND: bool>(p: &mut [u64], wpr: usize, s: isize) {
     let k = s.unsigned_abs();
     let (q, r) = (k / 64, (k % 64) as u32);
     let op = |a: u64, b: u64| if AND { a & b } else { a | b };
+    if q == 0 && r != 0 && wpr > 0 {
+        // A shift within a word (every shift of the narrow windows): branch-free per word.
+        for row in p.chunks_exact_mut(wpr) {
+            if s >= 0 {
+                for i in 0..wpr - 1 {
+                    row[i] = op(row[i], (row[i] >> r) | (row[i + 1] << (64 - r)));
+                }
+                row[wpr - 1] = op(row[wpr - 1], row[wpr - 1] >> r);
+            } else {
+                for i in (1..wpr).rev() {
+                    row[i] = op(row[i], (row[i] << r) | (row[i - 1] >> (64 - r)));
+                }
+                row[0] = op(row[0], row[0] << r);
+            }
+        }
+        return;
+    }
     for row in p.chunks_exact_mut(wpr) {
         if s >= 0 {
             for i in 0..wpr {
