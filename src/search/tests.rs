@@ -295,8 +295,23 @@ fn checkpoints_give_back_the_finished_chunks_bit_for_bit() {
         let e = Checkpoint::open(&other, &dir, "test", false).err().unwrap();
         assert!(e.to_string().contains("holds a different search"), "{e}");
         let (ck, _) = Checkpoint::open(&s, &dir, "test", false).unwrap();
-        ck.finish().unwrap();
-        assert!(!dir.exists());
+        assert_eq!(ck.completed(), None);
+        let mark = crate::search::checkpoint::Completed {
+            size: 123,
+            crc32: 456,
+            rows: 7,
+        };
+        ck.finish(mark).unwrap();
+        // Complete: the records are gone, the mark stays; a restart forgets it.
+        let (mut ck, prior) = Checkpoint::open(&s, &dir, "test", false).unwrap();
+        assert_eq!((ck.completed(), prior.len()), (Some(mark), 0));
+        ck.restart().unwrap();
+        drop(ck);
+        let (ck, prior) = Checkpoint::open(&s, &dir, "test", false).unwrap();
+        assert_eq!(
+            (ck.completed(), prior.len(), ck.resumed()),
+            (None, 0, (0, 0))
+        );
     }
 }
 
@@ -333,5 +348,11 @@ fn damaged_checkpoint_records_are_rerun() {
     let (r, resumed) = run_search(&s, 2, &prior);
     assert_eq!(r.examined, 64);
     assert!(same(&resumed.rows, &full.rows));
-    ck.finish().unwrap();
+    let mark = crate::search::checkpoint::Completed {
+        size: 1,
+        crc32: 2,
+        rows: 3,
+    };
+    ck.finish(mark).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
 }
