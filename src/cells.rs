@@ -467,7 +467,9 @@ mod tests {
         let mut g = Grid::new(rows, cols).unwrap();
         for y in 0..rows {
             for x in 0..cols {
-                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 g.set(y, x, s >> 63 == 1);
             }
         }
