@@ -6,12 +6,19 @@
    cells unpacked into it, the call itself) against the same pipeline run by the library in a
    Rust loop on one thread with no array (``cavesweep._native._time_pipeline``), both in this
    process, interleaved, medians of ``--repeats`` runs.
-2. ``generate_many(recipe, range(N))`` caves/s on all cores (into a new array, and into a
-   reused ``out=`` buffer, which skips the operating system's zeroing of fresh pages: N caves
-   of 90x140 are N x 12.6 kB) against the command line's
-   ``cavesweep sweep`` caves/s for the same recipe and seeds (its own report line), once with
-   its default metrics (all) and once with the cheapest (``--metrics wall_fraction
-   --per-seed none``), also interleaved.
+2. ``generate_many(recipe, range(N))`` caves/s on all cores, into a new array and into a
+   reused ``out=`` buffer, against the command line making the same caves on the same cores:
+   ``cavesweep sweep --metrics wall_fraction --per-seed none``, the cheapest sweep there is (the
+   wall fraction comes with the generation; no other metric, no per-seed file): the fastest
+   the command line makes caves, so the strongest baseline. Also its default sweep (every
+   metric), for scale.
+3. What writing the array costs by itself, in the same run: numpy filling a new array of the
+   same shape (``np.empty(...)`` then ``a.fill(1)``: the operating system's zeroing of fresh
+   pages plus one write) and refilling an existing one (``buf.fill(1)``). ``generate_many``
+   writes 12.6 kB per 90x140 cave (1.26 GB per 100,000) which the command line never writes;
+   on a machine whose memory bandwidth is low for its cores, those bytes are the floor.
+
+All rows interleaved, medians of ``--repeats`` runs.
 
 Run from the repository root after ``pip install ./python`` and ``cargo build --release``:
 
@@ -50,6 +57,18 @@ def generate_many_rate(recipe, n, threads, out=None):
     return n / secs
 
 
+def numpy_rates(shape, n, buf):
+    """(caves/s of a new array filled, caves/s of refilling `buf`): the memory floor."""
+    t = time.perf_counter()
+    a = np.empty((n, *shape), dtype=np.uint8)
+    a.fill(1)
+    new = n / (time.perf_counter() - t)
+    del a
+    t = time.perf_counter()
+    buf.fill(1)
+    return new, n / (time.perf_counter() - t)
+
+
 def cli_rate(cli, preset, n, threads, extra):
     with tempfile.TemporaryDirectory() as d:
         cmd = [cli, "sweep", "--preset", preset, "--seeds", f"0..{n}", "--threads", str(threads), "--out", d, *extra]
@@ -82,13 +101,16 @@ def main():
     overhead = [p - q for p, q in zip(py_us, rust_us)]
     overhead_str = [p - q for p, q in zip(py_str_us, rust_us)]
 
-    many, reused, cli_all, cli_min = [], [], [], []
+    many, reused, cli_all, cli_min, np_new, np_refill = [], [], [], [], [], []
     cmd_all = cmd_min = ""
     generate_many_rate(r, min(a.seeds, 10_000), a.threads)  # warm up
     buf = np.ones((a.seeds, *r.shape), dtype=np.uint8)  # touched: its pages are mapped
     for _ in range(a.repeats):
         many.append(generate_many_rate(r, a.seeds, a.threads))
         reused.append(generate_many_rate(r, a.seeds, a.threads, out=buf))
+        new, refill = numpy_rates(r.shape, a.seeds, buf)
+        np_new.append(new)
+        np_refill.append(refill)
         rate, cmd_all = cli_rate(a.cli, a.preset, a.seeds, a.threads, [])
         cli_all.append(rate)
         rate, cmd_min = cli_rate(a.cli, a.preset, a.seeds, a.threads, ["--metrics", "wall_fraction", "--per-seed", "none"])
@@ -96,18 +118,21 @@ def main():
 
     med = statistics.median
     rows, cols = r.shape
-    print(f"{a.preset} ({rows}x{cols}), {a.repeats} interleaved runs, medians; {a.threads} threads for the throughput rows\n")
+    gb = a.seeds * rows * cols / 1e9
+    simd = os.environ.get("CAVESWEEP_SIMD") or "best for this CPU"
+    print(f"{a.preset} ({rows}x{cols}), {a.repeats} interleaved runs, medians; {a.threads} threads for the throughput rows; SIMD path: {simd}\n")
     print("| what | figure |")
     print("|---|---|")
     print(f"| Rust pipeline, one thread (`_time_pipeline`) | {med(rust_us):.2f} us/cave |")
     print(f"| `generate(recipe, seed)` in a Python loop | {med(py_us):.2f} us/call |")
     print(f"| overhead of `generate` over the pipeline | **{med(overhead):.2f} us/call** |")
     print(f"| `generate(\"{a.preset}\", seed)` (preset name each call) | {med(py_str_us):.2f} us/call (+{med(overhead_str):.2f}) |")
-    print(f"| `generate_many(recipe, range({a.seeds}))` (a new {a.seeds * rows * cols / 1e9:.2f} GB array) | **{med(many):,.0f} caves/s** |")
-    print(f"| `generate_many(recipe, range({a.seeds}), out=buf)` (buffer reused) | {med(reused):,.0f} caves/s |")
-    print(f"| `{cmd_all}` | {med(cli_all):,.0f} caves/s (generate_many: {med(many) / med(cli_all):.2f}x) |")
-    print(f"| `{cmd_min}` | {med(cli_min):,.0f} caves/s (generate_many: {med(many) / med(cli_min):.2f}x) |")
-
+    print(f"| `{cmd_min}` (baseline) | **{med(cli_min):,.0f} caves/s** |")
+    print(f"| `generate_many(recipe, range({a.seeds}), out=buf)` (buffer reused) | **{med(reused):,.0f} caves/s ({med(reused) / med(cli_min):.2f}x the baseline)** |")
+    print(f"| `generate_many(recipe, range({a.seeds}))` (a new {gb:.2f} GB array) | **{med(many):,.0f} caves/s ({med(many) / med(cli_min):.2f}x the baseline)** |")
+    print(f"| `{cmd_all}` (every metric) | {med(cli_all):,.0f} caves/s |")
+    print(f"| numpy alone: `buf.fill(1)` (refill the {gb:.2f} GB buffer) | {med(np_refill):,.0f} caves/s ({gb / (a.seeds / med(np_refill)):.1f} GB/s) |")
+    print(f"| numpy alone: `np.empty(...)` + `.fill(1)` (a new {gb:.2f} GB array) | {med(np_new):,.0f} caves/s ({gb / (a.seeds / med(np_new)):.1f} GB/s) |")
 
 if __name__ == "__main__":
     main()

@@ -8,7 +8,7 @@ A thin shell over the cavesweep Rust library (the same code as the ``cavesweep``
 - ``measure(grid, ...)`` -> dict of metrics, for any 2-D 0/1 array;
 - ``keep_largest``, ``remove_small``, ``bridge``: the post-steps on an array;
 - ``sweep(...)``: the command line's ``cavesweep sweep``, summary as a pandas DataFrame;
-- ``search(...)``: arrives with the command line's ``cavesweep search``.
+- ``search(...)``: the command line's ``cavesweep search``, matches as a pandas DataFrame.
 
 Keyword overrides are the command line's ``--set`` keys (``SET_KEYS``); metric names are
 ``METRICS``. Errors in recipes and arguments raise ``ValueError`` with the command line's
@@ -31,7 +31,8 @@ from ._native import (
     recipe,
     remove_small,
 )
-from ._sweep import read_table, search, sweep
+from ._search import search
+from ._sweep import read_table, sweep
 
 __all__ = [
     "FLOOR",

@@ -112,6 +112,28 @@ def _sweep(
     progress: Optional[Callable[[int, int], Any]] = None,
     **overrides: SetValue,
 ) -> Dict[str, Any]: ...
+def _search(
+    recipe: RecipeLike,
+    *,
+    query: str,
+    seeds: Optional[str] = None,
+    seed_list: Optional[Union[Iterable[int], npt.NDArray[np.integer]]] = None,
+    seeds_from: Optional[str] = None,
+    limit: Optional[int] = None,
+    top: Optional[int] = None,
+    by: Optional[str] = None,
+    order: Optional[str] = None,
+    metrics: Optional[str] = None,
+    out: Optional[str] = None,
+    force: bool = False,
+    png_dir: Optional[str] = None,
+    scale: int = 6,
+    threads: Optional[int] = None,
+    chunk: Optional[int] = None,
+    explain: bool = False,
+    progress: Optional[Callable[[int, int, int], Any]] = None,
+    **overrides: SetValue,
+) -> Union[Dict[str, Any], str]: ...
 def _oracle_measure(
     cells: bytes,
     rows: int,

@@ -1,4 +1,4 @@
-"""``cavesweep.sweep()`` (and the place of ``cavesweep.search()``).
+"""``cavesweep.sweep()``, and the progress and table helpers ``cavesweep.search()`` shares.
 
 The sweep itself runs in Rust (``_native._sweep``, the library's sweep engine, the same as
 ``cavesweep sweep``); this module only turns Python arguments into the command line's flag
@@ -107,23 +107,27 @@ def _interactive():
 class _Bar:
     """Progress through tqdm (``tqdm.auto``: a widget in notebooks), or a plain text line."""
 
-    def __init__(self):
+    def __init__(self, desc="sweep"):
         self.bar = None
         try:
             from tqdm.auto import tqdm
         except ImportError:
             tqdm = None
         self.tqdm = tqdm
+        self.desc = desc
         self.last = 0
 
-    def __call__(self, done, total):
+    def __call__(self, done, total, matches=None):
         if self.tqdm is not None:
             if self.bar is None:
-                self.bar = self.tqdm(total=total, initial=done, unit="cave", unit_scale=True, desc="sweep")
+                self.bar = self.tqdm(total=total, initial=done, unit="cave", unit_scale=True, desc=self.desc)
             else:
                 self.bar.update(done - self.bar.n)
+            if matches is not None:
+                self.bar.set_postfix(matches=matches, refresh=False)
         else:
-            sys.stderr.write(f"\rsweep: {done:,}/{total:,} caves ({100 * done / max(total, 1):.0f}%)")
+            found = "" if matches is None else f", {matches:,} matches"
+            sys.stderr.write(f"\r{self.desc}: {done:,}/{total:,} caves ({100 * done / max(total, 1):.0f}%){found}")
             sys.stderr.flush()
             self.last = done
 
@@ -134,14 +138,14 @@ class _Bar:
             sys.stderr.write("\n")
 
 
-def _progress(progress):
+def _progress(progress, desc="sweep"):
     """(callback, close) for the ``progress`` argument: None = automatic, False = off,
     True = on, or a callable ``f(done, total)``."""
     if progress is False or (progress is None and not _interactive()):
         return None, lambda: None
     if callable(progress) and progress is not True:
         return progress, lambda: None
-    bar = _Bar()
+    bar = _Bar(desc)
     return bar, bar.close
 
 
@@ -263,17 +267,3 @@ def sweep(
     if hasattr(table, "attrs"):
         table.attrs["cavesweep"] = report
     return table
-
-
-def search(*args: Any, **kwargs: Any) -> Table:
-    """Search seeds (and parameter points) for the caves that meet a query.
-
-    Not available yet: it arrives with the command line's ``cavesweep search`` (the query
-    language issue), with the same keyword arguments as its flags, returning the matches as a
-    DataFrame. Until then, ``sweep(..., gate="...", per_seed="kept", out=DIR)`` writes the
-    passing seeds to ``DIR/seeds.csv`` (read it with ``cavesweep.read_table``).
-    """
-    raise NotImplementedError(
-        "cavesweep.search() arrives with the command line's `cavesweep search`; until then use "
-        "sweep(..., gate=..., per_seed='kept', out=DIR) and read DIR/seeds.csv"
-    )

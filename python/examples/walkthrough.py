@@ -96,3 +96,21 @@ im = ax.imshow(many.mean(axis=0), cmap="magma", vmin=0, vmax=1)
 fig.colorbar(im, ax=ax, fraction=0.03, label="P(wall)")
 ax.set_title("classic-4-5: how often each cell is wall, over 10,000 seeds")
 save(fig, "wall-probability.png")
+
+print("\n## 5. Searching for seeds")
+best = cs.search(
+    "classic-4-5",
+    where="components==1 && floor_fraction>=0.62",
+    seeds=range(200_000),
+    top=4,
+    by="reach_depth",
+)
+print(best.to_string(index=False))
+print(best.attrs["cavesweep"]["command"])
+fig, axes = plt.subplots(1, 4, figsize=(13, 2.6))
+for ax, (seed, depth) in zip(axes, zip(best.seed, best.reach_depth)):
+    ax.imshow(cs.generate("classic-4-5", seed), cmap="gray_r", interpolation="nearest")
+    ax.plot(70, 45, "r*", markersize=8)
+    ax.set_title(f"seed {seed}: reach depth {depth}")
+    ax.axis("off")
+save(fig, "search-top.png")

@@ -170,7 +170,8 @@ pub fn to_array<'py>(py: Python<'py>, g: &Grid) -> Bound<'py, PyArray2<u8>> {
     // SAFETY: the array is new (no other reference exists) and every element is written below.
     unsafe {
         let a = PyArray2::<u8>::new(py, [g.rows(), g.cols()], false);
-        cells::unpack(g, a.as_slice_mut().expect("new arrays are contiguous"));
+        let out = a.as_slice_mut().expect("new arrays are contiguous");
+        cells::unpack_on(cavesweep::simd::Simd::active(), g, out);
         a
     }
 }

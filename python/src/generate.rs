@@ -10,7 +10,7 @@ use std::ops::ControlFlow;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use cavesweep::cells;
+use cavesweep::cells::Stream;
 use cavesweep::generate::Generator;
 use cavesweep::measure::MetricSet;
 use cavesweep::recipe::Recipe;
@@ -64,15 +64,16 @@ fn generate<'py>(
     })
 }
 
-/// The seeds of a `generate_many` call.
-enum Seeds {
+/// The seeds of a `generate_many` call (or a `search` over a list of seeds).
+pub(crate) enum Seeds {
     /// `start, start + 1, ...` (a Python `range` with step 1).
     Run(u64),
     List(Vec<u64>),
 }
 
 impl Seeds {
-    fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<(Seeds, usize)> {
+    /// The seeds of `obj` (a range, a 1-D integer array, any iterable of ints) and their count.
+    pub(crate) fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<(Seeds, usize)> {
         if obj.is_instance_of::<PyRange>() {
             // Python ints: a range may reach past 2**63 (or 2**64, an error below).
             let get = |k: &str| obj.getattr(k)?.extract::<i128>();
@@ -119,6 +120,17 @@ impl Seeds {
     }
 }
 
+impl Seeds {
+    /// The `n` seeds as a list.
+    pub(crate) fn into_vec(self, n: usize) -> Vec<u64> {
+        match self {
+            // A run ends at most at 2**64 - 1 (checked by `from_py`).
+            Seeds::Run(start) => (0..n as u64).map(|i| start + i).collect(),
+            Seeds::List(v) => v,
+        }
+    }
+}
+
 /// Caves per unit of parallel work: enough to amortise the hand-off, few enough to balance.
 const BLOCK: usize = 64;
 
@@ -148,8 +160,11 @@ fn fill_many(
                 }
                 let first = b * BLOCK;
                 let k = out.len() / cells;
+                // The caves go out back to back with streaming stores (see cells::Stream);
+                // dropping the stream at the end of the block fences them.
+                let mut stream = Stream::new(generator.simd(), out);
                 let mut put = |i: usize, grid: &_, t: &[f64]| {
-                    cells::unpack(grid, &mut out[i * cells..(i + 1) * cells]);
+                    stream.push(grid);
                     traj[i * tl..(i + 1) * tl].copy_from_slice(t);
                 };
                 let mut one_by_one = |seeds: &mut dyn Iterator<Item = u64>| {

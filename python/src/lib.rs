@@ -9,15 +9,19 @@
 //! - [`generate`]: `generate()`, `generate_many()` (rayon, GIL released);
 //! - [`measure`]: `measure()` and the post-steps on arrays;
 //! - [`sweep`]: the sweep engine behind `cavesweep.sweep()`;
+//! - [`search`]: the search engine behind `cavesweep.search()`;
+//! - [`cmdline`]: the command line equivalent to a call, as recorded in the output;
 //! - [`interrupt`]: running long work off the GIL while Ctrl-C still reaches it.
 
 use pyo3::prelude::*;
 
 mod arrays;
+mod cmdline;
 mod generate;
 mod interrupt;
 mod measure;
 mod recipe;
+mod search;
 mod sweep;
 
 /// A library error as Python's `ValueError`, with the CLI's one-line message.
@@ -47,5 +51,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     generate::register(m)?;
     measure::register(m)?;
     sweep::register(m)?;
+    search::register(m)?;
     Ok(())
 }

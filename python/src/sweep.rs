@@ -9,12 +9,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use cavesweep::measure::MetricSet;
 use cavesweep::query::Gate;
-use cavesweep::store::shell_quote;
 use cavesweep::sweep::{self, Outcome, PerSeed, Plan, RunOptions, Shard, SweepError, SweepSpec};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::cmdline::CommandLine;
 use crate::{interrupt, one_line, recipe, value_error};
 
 fn sweep_error(e: SweepError) -> PyErr {
@@ -72,21 +72,8 @@ fn command(
     per_seed: &str,
     chunk: Option<u64>,
 ) -> PyResult<String> {
-    let mut c = vec!["cavesweep".to_string(), "sweep".to_string()];
-    let mut flag = |f: &str, v: &str| {
-        c.push(f.to_string());
-        c.push(shell_quote(v));
-    };
-    match recipe.cast::<recipe::PyRecipe>() {
-        Ok(r) => flag("--recipe", &format!("{}.toml", r.get().inner.name)),
-        Err(_) => flag("--preset", &recipe.str()?.to_cow()?),
-    }
-    if let Some(kw) = overrides {
-        for (k, v) in kw.iter() {
-            let key: String = k.extract()?;
-            flag("--set", &format!("{key}={}", recipe::set_value(&key, &v)?));
-        }
-    }
+    let mut c = CommandLine::new("sweep", recipe, overrides)?;
+    let mut flag = |f: &str, v: &str| c.flag(f, v);
     for v in vary {
         flag("--vary", v);
     }
@@ -99,7 +86,7 @@ fn command(
     if let Some(n) = chunk {
         flag("--chunk", &n.to_string());
     }
-    Ok(c.join(" "))
+    Ok(c.finish())
 }
 
 /// _sweep(recipe, out, *, vary, seeds, gate, metrics, per_seed, chunk, shard, threads, force,

@@ -102,6 +102,14 @@ def test_generate_many_equals_generate():
     assert np.array_equal(cs.generate_many(r, np.arange(100, 300)), many)
     assert np.array_equal(cs.generate_many(r, range(100, 300), threads=1), many)
     assert np.array_equal(cs.generate_many(r, range(100, 300, 2)), many[::2])
+    # Caves smaller than a cache line, and caves starting at every alignment (the streaming
+    # stores write whole lines and fill in the ends).
+    tiny = cs.recipe("classic-4-5", rows=3, cols=5, post=None)
+    many = cs.generate_many(tiny, range(1000))
+    assert all(np.array_equal(many[i], cs.generate(tiny, i)) for i in range(1000))
+    big = np.full((1001, 3, 5), 9, np.uint8)
+    assert cs.generate_many(tiny, range(1000), out=big[1:]) is not None
+    assert np.array_equal(big[1:], many) and (big[0] == 9).all()
     assert cs.generate_many(r, []).shape == (0, 33, 130)
     assert cs.generate_many(r, range(0)).shape == (0, 33, 130)
 

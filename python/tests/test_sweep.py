@@ -100,11 +100,6 @@ def test_a_folder_holding_another_sweep_is_refused(tmp_path):
     cs.sweep(seeds=200, out=tmp_path, force=True)
 
 
-def test_search_has_its_place():
-    with pytest.raises(NotImplementedError, match="cavesweep search"):
-        cs.search(query="floor_fraction>0.5")
-
-
 @pytest.mark.skipif(os.name != "posix", reason="SIGINT delivery")
 def test_ctrl_c_stops_a_sweep_within_a_second_and_it_resumes(cli, tmp_path):
     # Small caves in small chunks, so a chunk (the unit of stopping) lasts milliseconds; the

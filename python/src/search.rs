@@ -1,0 +1,401 @@
+//! The search engine behind `cavesweep.search()`: the CLI's `search` flags (as Python values
+//! that `cavesweep/_search.py` has put in the CLI's words) into a library [`Search`], run with
+//! the library's [`Search::run`] on worker threads while the calling thread shows progress and
+//! takes Ctrl-C. The matches come back as numpy columns; with `out` the same CSV as
+//! `cavesweep search --out FILE.csv` is written as rows are found, and the finished chunks are
+//! checkpointed beside it exactly as the command line does (so either can resume the other).
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use cavesweep::measure::{Metric, MetricSet};
+use cavesweep::query::Expr;
+use cavesweep::search::{
+    Checkpoint, ChunkRecord, Match, Mode, Order, Outcome, PngSpec, Progress, Search, SearchError,
+    SearchSpec, Seeds, Sink, checkpoint, read_seeds,
+};
+use cavesweep::sweep::parse_seeds;
+use numpy::PyArray1;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
+
+use crate::cmdline::CommandLine;
+use crate::{generate, interrupt, one_line, recipe, value_error};
+
+/// The rows: kept for Python, and written to `out` as the command line writes them.
+struct Collect<'a> {
+    search: &'a Search,
+    rows: Vec<Match>,
+    file: Option<(BufWriter<File>, String)>,
+    buf: Vec<u8>,
+    checkpoint: Option<Checkpoint>,
+    progress: &'a [AtomicU64; 3],
+}
+
+impl Collect<'_> {
+    fn write(&mut self, bytes: &[u8]) -> Result<(), SearchError> {
+        let Some((f, what)) = &mut self.file else {
+            return Ok(());
+        };
+        f.write_all(bytes)
+            .and_then(|()| f.flush())
+            .map_err(|source| SearchError::Io {
+                what: format!("cannot write {what}"),
+                source,
+            })
+    }
+}
+
+impl Sink for Collect<'_> {
+    fn rows(&mut self, rows: &[Match]) -> Result<(), SearchError> {
+        self.rows.extend_from_slice(rows);
+        if self.file.is_some() {
+            let mut buf = std::mem::take(&mut self.buf);
+            buf.clear();
+            for m in rows {
+                self.search.row(m, &mut buf);
+            }
+            let r = self.write(&buf);
+            self.buf = buf;
+            r?;
+        }
+        Ok(())
+    }
+
+    fn chunk(&mut self, record: &ChunkRecord) -> Result<(), SearchError> {
+        match &mut self.checkpoint {
+            Some(c) => c.record(record),
+            None => Ok(()),
+        }
+    }
+
+    fn progress(&mut self, p: &Progress) {
+        self.progress[0].store(p.examined, Ordering::Relaxed);
+        self.progress[1].store(p.total, Ordering::Relaxed);
+        self.progress[2].store(p.matches, Ordering::Relaxed);
+    }
+}
+
+/// `--limit`, `--top`, `--by`, `--order` into a [`Mode`], refused as the command line refuses
+/// them (the same messages).
+fn mode(
+    limit: Option<u64>,
+    top: Option<u64>,
+    by: Option<&str>,
+    order: Option<&str>,
+) -> PyResult<Mode> {
+    let err = |m: &str| Err(PyValueError::new_err(m.to_string()));
+    let mode = match (limit, top, by) {
+        (Some(_), Some(_), _) => return err("--limit and --top: give one of them"),
+        (Some(0), None, _) => return err("--limit must be at least 1"),
+        (Some(n), None, None) => Mode::Limit(n),
+        (None, Some(0), _) => return err("--top must be at least 1"),
+        (None, Some(_), None) => return err("--top needs --by METRIC (the metric to rank by)"),
+        (None, Some(k), Some(by)) => Mode::Top {
+            k,
+            by: by
+                .parse::<Metric>()
+                .map_err(|e| value_error(format!("--by: {e}")))?,
+            order: match order {
+                None => Order::Desc,
+                Some(o) => o
+                    .parse::<Order>()
+                    .map_err(|e| value_error(format!("--order: {e}")))?,
+            },
+        },
+        (_, None, Some(_)) => return err("--by ranks the matches of --top K: give --top too"),
+        (None, None, None) => Mode::All,
+    };
+    if order.is_some() && top.is_none() {
+        return err("--order applies to --top: give --top K --by METRIC too");
+    }
+    Ok(mode)
+}
+
+fn search_error(e: SearchError) -> PyErr {
+    value_error(e)
+}
+
+/// A problem with the output file or its checkpoint (unwritable, locked, another search's).
+fn file_error(e: impl std::fmt::Display) -> PyErr {
+    PyRuntimeError::new_err(one_line(&e.to_string()))
+}
+
+/// The `--out` file: refused as the command line refuses it, else its checkpoint opened (which
+/// takes the lock, so a second search writing the same file is refused before the file is
+/// touched) and the CSV created, to be rewritten whole.
+fn open_out(
+    search: &Search,
+    path: &Path,
+    command: &str,
+    force: bool,
+) -> PyResult<(Checkpoint, Vec<ChunkRecord>, BufWriter<File>)> {
+    let dir = checkpoint::dir_for(path);
+    if !force && std::fs::symlink_metadata(path).is_ok() && !dir.exists() {
+        return Err(file_error(format!(
+            "{} exists and holds no search to resume ({} is missing): pass force=True to replace it",
+            path.display(),
+            dir.display()
+        )));
+    }
+    if path.is_dir() {
+        return Err(value_error(format!(
+            "out={} is a folder; give a file name",
+            path.display()
+        )));
+    }
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !parent.is_dir() {
+        return Err(file_error(format!(
+            "cannot create {}: the folder {} does not exist",
+            path.display(),
+            parent.display()
+        )));
+    }
+    let (c, prior) = Checkpoint::open(search, &dir, command, force).map_err(file_error)?;
+    let f = File::create(path)
+        .map_err(|e| file_error(format!("cannot create {}: {e}", path.display())))?;
+    Ok((c, prior, BufWriter::new(f)))
+}
+
+/// The matches as numpy columns, as `pandas.read_csv` reads the command line's CSV: `seed` as
+/// int64 (uint64 if a seed is 2**63 or more), counts as int64 unless a value is empty (then
+/// float64 with NaN, like fractions).
+fn columns<'py>(py: Python<'py>, s: &Search, rows: &[Match]) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    if rows.iter().all(|m| m.seed <= i64::MAX as u64) {
+        let v: Vec<i64> = rows.iter().map(|m| m.seed as i64).collect();
+        d.set_item("seed", PyArray1::from_vec(py, v))?;
+    } else {
+        let v: Vec<u64> = rows.iter().map(|m| m.seed).collect();
+        d.set_item("seed", PyArray1::from_vec(py, v))?;
+    }
+    for m in s.columns().iter() {
+        let v: Vec<f64> = rows.iter().map(|r| r.values[m.index()]).collect();
+        let count = !m.name().ends_with("_fraction");
+        if count && v.iter().all(|x| !x.is_nan()) {
+            let v: Vec<i64> = v.iter().map(|&x| x as i64).collect();
+            d.set_item(m.name(), PyArray1::from_vec(py, v))?;
+        } else {
+            d.set_item(m.name(), PyArray1::from_vec(py, v))?;
+        }
+    }
+    Ok(d)
+}
+
+/// _search(recipe, *, query, seeds=None, seed_list=None, seeds_from=None, limit=None,
+/// top=None, by=None, order=None, metrics=None, out=None, force=False, png_dir=None, scale=6,
+/// threads=None, chunk=None, explain=False, progress=None, **overrides) -> dict
+///
+/// Run (or resume) a search; the CLI's flags, `seeds` as `"A..B"` and `seed_list` any
+/// sequence of seeds. `progress(examined, total, matches)` is called from this thread as
+/// chunks finish. Returns {"columns": {name: array}, "report": {...}}, or the plan's text
+/// with `explain`. Used by `cavesweep.search()`, which documents the arguments.
+#[pyfunction]
+#[pyo3(signature = (recipe, *, query, seeds = None, seed_list = None, seeds_from = None,
+    limit = None, top = None, by = None, order = None, metrics = None, out = None,
+    force = false, png_dir = None, scale = 6, threads = None, chunk = None, explain = false,
+    progress = None, **overrides))]
+#[allow(clippy::too_many_arguments)]
+fn _search<'py>(
+    py: Python<'py>,
+    recipe: &Bound<'py, PyAny>,
+    query: &str,
+    seeds: Option<&str>,
+    seed_list: Option<&Bound<'py, PyAny>>,
+    seeds_from: Option<PathBuf>,
+    limit: Option<u64>,
+    top: Option<u64>,
+    by: Option<&str>,
+    order: Option<&str>,
+    metrics: Option<&str>,
+    out: Option<PathBuf>,
+    force: bool,
+    png_dir: Option<PathBuf>,
+    scale: u16,
+    threads: Option<usize>,
+    chunk: Option<u64>,
+    explain: bool,
+    progress: Option<Bound<'py, PyAny>>,
+    overrides: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let threads = match threads {
+        Some(0) => return Err(value_error("threads must be at least 1")),
+        Some(t) => t,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let parsed: Expr = query
+        .parse()
+        .map_err(|e| value_error(format!("--where: {e}")))?;
+    let mode = mode(limit, top, by, order)?;
+    let extra = match metrics {
+        Some(s) => s
+            .parse::<MetricSet>()
+            .map_err(|e| value_error(format!("--metrics: {e}")))?,
+        None => MetricSet::EMPTY,
+    };
+    let given = [seeds.is_some(), seed_list.is_some(), seeds_from.is_some()];
+    let seed_set = match (seeds, seed_list, &seeds_from) {
+        _ if given.iter().filter(|&&g| g).count() > 1 => {
+            return Err(value_error("--seeds and --seeds-from: give one of them"));
+        }
+        (Some(s), _, _) => Seeds::Range(parse_seeds(s).map_err(value_error)?),
+        (_, Some(list), _) => {
+            let (list, n) = generate::Seeds::from_py(list)?;
+            Seeds::list(list.into_vec(n)).map_err(search_error)?
+        }
+        (_, _, Some(f)) => {
+            Seeds::list(read_seeds(f).map_err(search_error)?).map_err(search_error)?
+        }
+        _ => {
+            return Err(value_error(
+                "give the seeds to search: --seeds A..B or --seeds-from FILE.csv",
+            ));
+        }
+    };
+    if !(1..=64).contains(&scale) {
+        return Err(value_error(format!(
+            "--scale {scale} is not in 1..=64 (pixels per cell)"
+        )));
+    }
+    let spec = SearchSpec {
+        recipe: recipe::resolve(recipe, overrides)?.into_owned(),
+        query: parsed,
+        seeds: seed_set,
+        mode,
+        extra,
+        chunk,
+        png: png_dir.as_ref().map(|dir| PngSpec {
+            dir: dir.clone(),
+            scale: scale as usize,
+        }),
+    };
+    // Validation and calibration (a sample of caves): off the GIL.
+    let search = py.detach(|| Search::new(spec)).map_err(search_error)?;
+    if explain {
+        return Ok(PyString::new(py, &search.explain()).into_any());
+    }
+    // The command recorded in the checkpoint: the flags that decide the rows.
+    let mut cmd = CommandLine::new("search", recipe, overrides)?;
+    cmd.flag("--where", query);
+    match (&search.spec().seeds, seeds, &seeds_from) {
+        (_, Some(s), _) => cmd.flag("--seeds", s),
+        (_, _, Some(f)) => cmd.flag("--seeds-from", &f.display().to_string()),
+        (s, _, _) => cmd.flag("--seeds-from", &format!("<a list of {} seeds>", s.len())),
+    }
+    match mode {
+        Mode::All => {}
+        Mode::Limit(n) => cmd.flag("--limit", &n.to_string()),
+        Mode::Top { k, by, order } => {
+            cmd.flag("--top", &k.to_string());
+            cmd.flag("--by", by.name());
+            cmd.flag("--order", if order == Order::Asc { "asc" } else { "desc" });
+        }
+    }
+    if let Some(m) = metrics {
+        cmd.flag("--metrics", m);
+    }
+    if let Some(n) = chunk {
+        cmd.flag("--chunk", &n.to_string());
+    }
+    let command = cmd.finish();
+    if let Some(dir) = &png_dir {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| file_error(format!("--png-dir: cannot create {}: {e}", dir.display())))?;
+    }
+    let (ck, prior, file) = match &out {
+        Some(path) => {
+            let (c, p, f) = open_out(&search, path, &command, force)?;
+            (Some(c), p, Some((f, path.display().to_string())))
+        }
+        None => (None, Vec::new(), None),
+    };
+    let resumed = prior.len();
+    let stop = AtomicBool::new(false);
+    let counts = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
+    let rows = Mutex::new(Vec::new());
+    let work = || -> Result<(cavesweep::search::Report, Option<Checkpoint>), PyErr> {
+        let mut sink = Collect {
+            search: &search,
+            rows: Vec::new(),
+            file,
+            buf: Vec::new(),
+            checkpoint: ck,
+            progress: &counts,
+        };
+        let header = search.header();
+        let result = sink
+            .write(&header)
+            .and_then(|()| search.run(threads, &stop, &prior, &mut sink));
+        // Whatever happened, keep the chunks that finished.
+        let mut ck = sink.checkpoint.take();
+        let saved = ck.as_mut().map_or(Ok(()), Checkpoint::save);
+        *rows.lock().unwrap() = std::mem::take(&mut sink.rows);
+        let report = result.map_err(|e| match e {
+            SearchError::Io { .. } => file_error(e),
+            e => search_error(e),
+        })?;
+        saved.map_err(file_error)?;
+        if let Some((f, what)) = sink.file.take() {
+            // Flushed per batch; made durable before saying it is complete.
+            f.into_inner()
+                .map_err(|e| e.into_error())
+                .and_then(|f| f.sync_all())
+                .map_err(|e| file_error(format!("cannot write {what}: {e}")))?;
+        }
+        Ok((report, ck))
+    };
+    let mut shown = None;
+    let mut tick = |_py: Python<'_>| -> PyResult<()> {
+        let now = (
+            counts[0].load(Ordering::Relaxed),
+            counts[1].load(Ordering::Relaxed),
+            counts[2].load(Ordering::Relaxed),
+        );
+        if let Some(cb) = &progress
+            && now.1 > 0
+            && shown != Some(now)
+        {
+            shown = Some(now);
+            cb.call1(now)?;
+        }
+        Ok(())
+    };
+    let (report, ck) = interrupt::run(py, &stop, work, &mut tick)??;
+    tick(py)?;
+    match report.outcome {
+        Outcome::Complete => {
+            if let Some(c) = ck {
+                c.finish().map_err(file_error)?;
+            }
+        }
+        Outcome::Interrupted => {
+            // Stopped by something other than a Python exception (nothing raises `stop` else).
+            return Err(PyRuntimeError::new_err("search stopped early"));
+        }
+    }
+    let rows = rows.into_inner().unwrap();
+    let r = PyDict::new(py);
+    r.set_item("examined", report.examined)?;
+    r.set_item("rows", report.rows)?;
+    r.set_item("elapsed", report.elapsed.as_secs_f64())?;
+    r.set_item("threads", threads)?;
+    r.set_item("resumed_chunks", resumed)?;
+    r.set_item("command", command)?;
+    let d = PyDict::new(py);
+    d.set_item("columns", columns(py, &search, &rows)?)?;
+    d.set_item("report", r)?;
+    Ok(d.into_any())
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_search, m)?)?;
+    Ok(())
+}
