@@ -67,6 +67,12 @@ pub unsafe trait Lane:
     fn any(self) -> bool;
     /// Per-word population count.
     fn popcnt(self) -> Self;
+    /// Bitwise majority of `self`, `b`, `c`: 4 ops, one `vpternlogq` where the vector has it
+    /// (the AVX-512 `W8`; LLVM does not fuse the 4-op form into one by itself).
+    #[inline(always)]
+    fn maj(self, b: Self, c: Self) -> Self {
+        (self & b) | (c & (self | b))
+    }
     /// `N` words from `s[o..o + N]` (unaligned).
     fn load(s: &[u64], o: usize) -> Self;
     /// Store into `s[o..o + N]` (unaligned).
@@ -295,7 +301,7 @@ mod x86 {
             $(#[$m:meta])* $name:ident, $n:literal, $t:ty,
             and = $and:ident, or = $or:ident, xor = $xor:ident, add = $add:ident,
             sll = $sll:ident, srl = $srl:ident,
-            loadu = $loadu:ident, storeu = $storeu:ident, any = $any:ident
+            loadu = $loadu:ident, storeu = $storeu:ident, any = $any:ident, maj = $maj:ident
         ) => {
             $(#[$m])*
             #[derive(Clone, Copy)]
@@ -430,6 +436,10 @@ mod x86 {
                     unsafe { $any(self.0) }
                 }
                 #[inline(always)]
+                fn maj(self, b: $name, c: $name) -> $name {
+                    $name(unsafe { $maj(self.0, b.0, c.0) })
+                }
+                #[inline(always)]
                 fn popcnt(self) -> $name {
                     // Word by word: LLVM lowers this to `vpopcntq` or the nibble table.
                     let mut a = self.arr();
@@ -469,23 +479,44 @@ mod x86 {
         W2, 2, __m128i,
         and = _mm_and_si128, or = _mm_or_si128, xor = _mm_xor_si128, add = _mm_add_epi64,
         sll = _mm_sll_epi64, srl = _mm_srl_epi64,
-        loadu = _mm_loadu_si128, storeu = _mm_storeu_si128, any = any128
+        loadu = _mm_loadu_si128, storeu = _mm_storeu_si128, any = any128, maj = maj128
     );
     vector_lane!(
         /// Four words: one AVX2 register.
         W4, 4, __m256i,
         and = _mm256_and_si256, or = _mm256_or_si256, xor = _mm256_xor_si256,
         add = _mm256_add_epi64, sll = _mm256_sll_epi64, srl = _mm256_srl_epi64,
-        loadu = _mm256_loadu_si256, storeu = _mm256_storeu_si256, any = any256
+        loadu = _mm256_loadu_si256, storeu = _mm256_storeu_si256, any = any256, maj = maj256
     );
     vector_lane!(
         /// Eight words: one AVX-512 register.
         W8, 8, __m512i,
         and = _mm512_and_si512, or = _mm512_or_si512, xor = _mm512_xor_si512,
         add = _mm512_add_epi64, sll = _mm512_sll_epi64, srl = _mm512_srl_epi64,
-        loadu = _mm512_loadu_si512, storeu = _mm512_storeu_si512, any = any512
+        loadu = _mm512_loadu_si512, storeu = _mm512_storeu_si512, any = any512, maj = maj512
     );
 
+    #[inline(always)]
+    unsafe fn maj128(a: __m128i, b: __m128i, c: __m128i) -> __m128i {
+        // SAFETY: SSE2 is part of x86-64.
+        unsafe { _mm_or_si128(_mm_and_si128(a, b), _mm_and_si128(c, _mm_or_si128(a, b))) }
+    }
+    #[inline(always)]
+    unsafe fn maj256(a: __m256i, b: __m256i, c: __m256i) -> __m256i {
+        // SAFETY: only called for W4, which lives in AVX2 clones.
+        unsafe {
+            _mm256_or_si256(
+                _mm256_and_si256(a, b),
+                _mm256_and_si256(c, _mm256_or_si256(a, b)),
+            )
+        }
+    }
+    #[inline(always)]
+    unsafe fn maj512(a: __m512i, b: __m512i, c: __m512i) -> __m512i {
+        // SAFETY: only called for W8, which lives in AVX-512 clones. 0xe8 is the majority
+        // truth table (bit `4a + 2b + c` set iff at least two of a, b, c are).
+        unsafe { _mm512_ternarylogic_epi64::<0xe8>(a, b, c) }
+    }
     #[inline(always)]
     unsafe fn any128(v: __m128i) -> bool {
         // SAFETY: SSE2 is part of x86-64.
@@ -638,6 +669,9 @@ mod tests {
             assert_eq!(a.rotl(23).get(i), x.rotate_left(23));
             assert_eq!(a.add(b).get(i), x.wrapping_add(y));
             assert_eq!(b.popcnt().get(i), y.count_ones() as u64);
+            let z = x.rotate_left(17) ^ y;
+            let c = V::from_fn(|j| a.get(j).rotate_left(17) ^ b.get(j));
+            assert_eq!(a.maj(b, c).get(i), (x & y) | (x & z) | (y & z));
         }
         assert!(a.any() && !V::ZERO.any() && V::ONES.any());
         let mut s = vec![0u64; V::N + 3];
