@@ -80,6 +80,9 @@ pub struct Generator {
     slots: Vec<Slot>,
     /// The streams of the caves in flight, one per lane.
     rngs: Vec<CaveRng>,
+    /// The batch buffer holding the last batch's final caves, when they can be measured there
+    /// ([`Measurer::begin_batch`]): lane plans whose passes all ran in lanes, no post-steps.
+    measure_in: Option<usize>,
     values: Values,
     /// Stage times, when recording ([`Generator::set_timing`]).
     timing: Option<StageTimes>,
@@ -110,6 +113,7 @@ impl Generator {
             lanes: Default::default(),
             slots: Vec::new(),
             rngs: Vec::new(),
+            measure_in: None,
             values: [f64::NAN; crate::measure::Metric::COUNT],
             timing: None,
         };
@@ -204,6 +208,7 @@ impl Generator {
     fn make(&mut self, seeds: &[u64]) -> Result<(), FillError> {
         debug_assert!(!seeds.is_empty() && seeds.len() <= self.slots.len());
         let cells = (self.recipe.rows * self.recipe.cols) as f64;
+        self.measure_in = None;
         match self.plan {
             Plan::Single => {
                 let seed = seeds[0];
@@ -261,6 +266,12 @@ impl Generator {
                             Phase::Copy => &mut times.copy,
                         } += t.elapsed();
                     }
+                }
+                if steps
+                    && self.recipe.post.is_empty()
+                    && Measurer::batch_supported(self.recipe.cols)
+                {
+                    self.measure_in = Some(cur);
                 }
                 if !steps {
                     let t = self.timing.as_ref().map(|_| Instant::now());
@@ -340,16 +351,23 @@ impl Generator {
             }
             next += n as u64;
             self.make(&batch[..n])?;
+            if self.measure_in.is_some() {
+                let (rows, cols) = (self.recipe.rows, self.recipe.cols);
+                self.measurer.begin_batch(self.simd, rows, cols);
+            }
             for (k, &seed) in batch[..n].iter().enumerate() {
                 let slot = &self.slots[k];
+                let view = match self.measure_in {
+                    Some(b) => self
+                        .measurer
+                        .lazy_in(&slot.grid, &self.cfg, &mut self.lanes[b], k),
+                    None => self.measurer.lazy(&slot.grid, &self.cfg),
+                };
                 let mut cave = Generated {
                     seed,
                     grid: &slot.grid,
                     trajectory: &slot.trajectory,
-                    view: self
-                        .measurer
-                        .lazy(&slot.grid, &self.cfg)
-                        .with_walls(final_walls(&slot.trajectory, slot.grid.cells())),
+                    view: view.with_walls(final_walls(&slot.trajectory, slot.grid.cells())),
                 };
                 if visit(&mut cave).is_break() {
                     return Ok(ControlFlow::Break(()));

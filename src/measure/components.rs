@@ -561,6 +561,38 @@ impl Flood {
         self.claimed = 0;
     }
 
+    /// Load a floor plane given word by word (`word(y, i)` = word `i` of row `y`, bits past
+    /// `cols` zero) and clear the claimed plane: [`super::lanes`] hands over the floor its lane
+    /// flood left this way.
+    pub fn load_words(
+        &mut self,
+        rows: usize,
+        cols: usize,
+        mut word: impl FnMut(usize, usize) -> u64,
+    ) {
+        let lay = Layout::new(rows, cols);
+        self.lay = lay;
+        for v in [&mut self.f, &mut self.s] {
+            v.clear();
+            v.resize(lay.len(), 0);
+        }
+        for v in [&mut self.cand, &mut self.new, &mut self.seed] {
+            v.clear();
+            v.resize(lay.wpr, 0);
+        }
+        let mut n = 0u64;
+        for y in 0..rows {
+            let o = lay.off(y as isize);
+            for i in 0..lay.wpr {
+                let w = word(y, i);
+                n += w.count_ones() as u64;
+                self.f[o + i] = w;
+            }
+        }
+        self.floor = n;
+        self.claimed = 0;
+    }
+
     /// Forget all claims.
     pub fn clear_claims(&mut self) {
         self.s.fill(0);
