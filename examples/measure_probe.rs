@@ -2,7 +2,7 @@
 //! the five bench metrics) at a time, so `valgrind --tool=callgrind` / `perf record` see only
 //! that work. Prints thread CPU time per cave (noisy on a shared machine: compare instruction
 //! counts). Usage: `measure_probe [STAGE] [N]`, STAGE one of five (default), plane, boundary,
-//! spawn, label, copy (generation alone), gen5 (generation + five metrics); N caves measured (default 200000).
+//! spawn, label, copy (generation alone), gen5 (generation + five metrics), gen:METRICS; N caves measured (default 200000).
 use std::hint::black_box;
 use std::ops::ControlFlow;
 
@@ -45,18 +45,58 @@ fn main() {
     let cfg = *gn.measure_config();
     let mut m = Measurer::with_simd(simd);
     let mut out = EMPTY_VALUES;
+    let mut buf = cavesweep::kernel::batch::LaneBuf::default();
+    {
+        struct Load<'a>(&'a mut cavesweep::kernel::batch::LaneBuf, &'a [Grid]);
+        impl cavesweep::simd::Task for Load<'_> {
+            type Output = ();
+            #[inline(always)]
+            fn run<I: cavesweep::simd::Isa>(self) {
+                let g = &self.1[0];
+                let mut v = self.0.view::<I::Lanes>(g.rows(), g.cols());
+                v.clear_edges();
+                for k in 0..<I::Lanes as cavesweep::simd::Lane>::N {
+                    v.grid_to_lane(k, &self.1[k]);
+                }
+            }
+        }
+        simd.run(Load(&mut buf, &caves));
+    }
+    let mut m2 = Measurer::with_simd(simd);
     let mut best = f64::INFINITY;
     for _rep in 0..7 {
         let t = cpu();
-        if stage == "gen5" {
-            // Generation and the five metrics, measured in the batch's lanes, n caves.
+        if stage == "gen5" || stage.starts_with("gen:") {
+            // Generation and the five metrics (or the metrics after `gen:`), measured in the
+            // batch's lanes, n caves.
+            let set: MetricSet = stage
+                .strip_prefix("gen:")
+                .map_or(five, |m| m.parse().unwrap());
             let _ = gn
                 .generate(0..n as u64, |c| {
-                    c.measure(&mut out);
+                    c.measure_set(set, &mut out);
                     black_box(&out);
                     ControlFlow::Continue(())
                 })
                 .unwrap();
+        } else if let Some(m) = stage.strip_prefix("lanes:") {
+            // One batch loaded into lanes once, measured again and again (metrics after
+            // `lanes:`): the lane measuring alone, n caves.
+            let set: MetricSet = m.parse().unwrap();
+            let l = simd.lanes();
+            let mut i = 0;
+            while i < n {
+                m2.begin_batch(simd, r.rows, r.cols);
+                for k in 0..l {
+                    let mut v = m2
+                        .lazy_in(&caves[k], &cfg, &mut buf, k)
+                        .with_walls(walls[k]);
+                    v.ensure(set);
+                    out[0] = v.values()[0];
+                    black_box(&out);
+                }
+                i += l;
+            }
         } else if stage == "copy" {
             // Generation alone (fill, steps, copy-out), n caves.
             let _ = gn

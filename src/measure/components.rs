@@ -561,15 +561,10 @@ impl Flood {
         self.claimed = 0;
     }
 
-    /// Load a floor plane given word by word (`word(y, i)` = word `i` of row `y`, bits past
-    /// `cols` zero) and clear the claimed plane: [`super::lanes`] hands over the floor its lane
-    /// flood left this way.
-    pub fn load_words(
-        &mut self,
-        rows: usize,
-        cols: usize,
-        mut word: impl FnMut(usize, usize) -> u64,
-    ) {
+    /// Make both planes empty, shaped `rows x cols`, for the caller to write the floor plane
+    /// (`f`, at [`Layout::off`]) and then [`Flood::set_floor`]: [`super::lanes`] hands over the
+    /// floor its lane flood left this way.
+    pub fn load_empty(&mut self, rows: usize, cols: usize) -> Layout {
         let lay = Layout::new(rows, cols);
         self.lay = lay;
         for v in [&mut self.f, &mut self.s] {
@@ -580,17 +575,14 @@ impl Flood {
             v.clear();
             v.resize(lay.wpr, 0);
         }
-        let mut n = 0u64;
-        for y in 0..rows {
-            let o = lay.off(y as isize);
-            for i in 0..lay.wpr {
-                let w = word(y, i);
-                n += w.count_ones() as u64;
-                self.f[o + i] = w;
-            }
-        }
-        self.floor = n;
+        self.floor = 0;
         self.claimed = 0;
+        lay
+    }
+
+    /// The number of FLOOR cells written after [`Flood::load_empty`].
+    pub fn set_floor(&mut self, floor: u64) {
+        self.floor = floor;
     }
 
     /// Forget all claims.

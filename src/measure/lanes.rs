@@ -217,14 +217,14 @@ impl Task for Prepare<'_> {
         let mut w = walls.view::<I::Lanes>(rows, cols);
         let (mut f, mut rf) = (b.f.view(rows, cols), b.rf.view(rows, cols));
         let mut s = b.s.view(rows, cols);
-        let (bd, fl) = prepare_in::<I::Lanes>(
-            w.raw_mut(),
-            f.raw_mut(),
-            rf.raw_mut(),
-            s.raw_mut(),
-            rows,
-            cols,
-        );
+        let (w, f, rf, s) = (w.raw_mut(), f.raw_mut(), rf.raw_mut(), s.raw_mut());
+        let (bd, fl) = match cols.div_ceil(64) {
+            1 => prepare_in::<I::Lanes, 1>(w, f, rf, s, rows, cols),
+            2 => prepare_in::<I::Lanes, 2>(w, f, rf, s, rows, cols),
+            3 => prepare_in::<I::Lanes, 3>(w, f, rf, s, rows, cols),
+            4 => prepare_in::<I::Lanes, 4>(w, f, rf, s, rows, cols),
+            _ => unreachable!("rows wider than {MAX_WORDS} words are measured per cave"),
+        };
         let mut out = ([0; 8], [0; 8]);
         for k in 0..<I::Lanes as Lane>::N {
             out.0[k] = bd.get(k);
@@ -235,11 +235,11 @@ impl Task for Prepare<'_> {
 }
 
 /// The planes of [`Prepare`] from the walls (laid out as [`crate::kernel::batch::LaneGrid`]:
-/// a guard vector each side of a row). Returns per lane the boundary (popcounts of
-/// `row ^ (row >> 1)`, masked to pairs inside the grid, and of `row ^ next row`) and the FLOOR
-/// cells. About 12 vector operations per word.
+/// a guard vector each side of a row), rows of `N` words. Returns per lane the boundary
+/// (popcounts of `row ^ (row >> 1)`, masked to pairs inside the grid, and of `row ^ row above`)
+/// and the FLOOR cells. About 13 vector operations and 2 stores per word.
 #[inline(always)]
-fn prepare_in<V: Lane>(
+fn prepare_in<V: Lane, const N: usize>(
     walls: &[V],
     f: &mut [V],
     rf: &mut [V],
@@ -247,41 +247,43 @@ fn prepare_in<V: Lane>(
     rows: usize,
     cols: usize,
 ) -> (V, V) {
-    let (wpr, len) = shape(rows, cols);
-    let gs = wpr + 2;
-    assert!(walls.len() >= (rows + 2) * gs && f.len() >= len && rf.len() >= len);
-    assert!(s.len() >= len && wpr >= 1);
+    let len = (rows + 2) * N;
+    let gs = N + 2;
+    assert!(N == cols.div_ceil(64) && walls.len() >= (rows + 2) * gs);
+    assert!(f.len() >= len && rf.len() >= len && s.len() >= len);
     let last = match cols % 64 {
         0 => !0u64,
         r => (1u64 << r) - 1,
     };
     s[..len].fill(V::ZERO);
-    f[..wpr].fill(V::ZERO);
-    f[len - wpr..len].fill(V::ZERO);
+    f[..N].fill(V::ZERO);
+    f[len - N..len].fill(V::ZERO);
     let (mut bd, mut fl) = (V::ZERO, V::ZERO);
+    let mut above = [V::ZERO; N];
     for y in 0..rows {
-        let (o, p) = ((y + 1) * gs + 1, (y + 1) * wpr);
-        for i in 0..wpr {
-            let mask = if i + 1 == wpr { last } else { !0 };
-            let x = !walls[o + i] & V::splat(mask);
-            f[p + i] = x;
-            rf[p + wpr - 1 - i] = x.reverse_bits();
-            fl = fl.add(x.popcnt());
+        let (o, p) = ((y + 1) * gs + 1, (y + 1) * N);
+        let mut x = [V::ZERO; N];
+        for i in 0..N {
+            let mask = if i + 1 == N { last } else { !0 };
+            x[i] = !walls[o + i] & V::splat(mask);
+            rf[p + N - 1 - i] = x[i].reverse_bits();
+            fl = fl.add(x[i].popcnt());
         }
-        for i in 0..wpr {
-            let a = f[p + i];
-            // Pairs (x, x + 1) need x + 1 < cols; bits past the grid are zero in `f` anyway.
-            let (next, valid) = if i + 1 < wpr {
-                (f[p + i + 1], !0u64)
+        f[p..p + N].copy_from_slice(&x);
+        for i in 0..N {
+            // Pairs (x, x + 1) need x + 1 < cols; bits past the grid are zero in `x` anyway.
+            let (next, valid) = if i + 1 < N {
+                (x[i + 1], !0u64)
             } else {
                 (V::ZERO, last >> 1)
             };
-            let h = (a ^ (a.shr(1) | next.shl(63))) & V::splat(valid);
+            let h = (x[i] ^ (x[i].shr(1) | next.shl(63))) & V::splat(valid);
             bd = bd.add(h.popcnt());
             if y > 0 {
-                bd = bd.add((a ^ f[p - wpr + i]).popcnt());
+                bd = bd.add((x[i] ^ above[i]).popcnt());
             }
         }
+        above = x;
     }
     (bd, fl)
 }
@@ -336,19 +338,22 @@ impl FloodLanes<'_> {
         let inside = sy < rows && sx < cols;
         let mut seed_rows = [usize::MAX; 8];
         for k in 0..V::N {
-            let at = |y: usize, i: usize| f[(y + 1) * N + i].get(k);
-            b.spawn_floor[k] = inside && (at(sy, sx / 64) >> (sx % 64)) & 1 == 1;
+            b.spawn_floor[k] = inside && (f[(sy + 1) * N + sx / 64].get(k) >> (sx % 64)) & 1 == 1;
             let from = if inside { sy } else { 0 };
-            let cell = if b.spawn_floor[k] {
-                Some((sy, sx))
-            } else {
-                (0..rows).map(|d| (from + d) % rows).find_map(|y| {
-                    (0..N).find_map(|i| {
-                        let w = at(y, i);
-                        (w != 0).then(|| (y, i * 64 + w.trailing_zeros() as usize))
-                    })
-                })
-            };
+            let mut cell = b.spawn_floor[k].then_some((sy, sx));
+            for d in 0..rows {
+                if cell.is_some() {
+                    break;
+                }
+                let y = (from + d) % rows;
+                for i in 0..N {
+                    let w = f[(y + 1) * N + i].get(k);
+                    if w != 0 {
+                        cell = Some((y, i * 64 + w.trailing_zeros() as usize));
+                        break;
+                    }
+                }
+            }
             if let Some((y, x)) = cell {
                 let o = (y + 1) * N + x / 64;
                 let mut v = s[o];
@@ -366,26 +371,21 @@ impl FloodLanes<'_> {
             // Close the seed row under runs (every lane: other lanes' claims in it are whole
             // runs or seeds too).
             let p = (y + 1) * N;
-            let fw: [V; N] = std::array::from_fn(|i| f[p + i]);
-            let rfw: [V; N] = std::array::from_fn(|i| rf[p + i]);
-            let cur: [V; N] = std::array::from_fn(|i| s[p + i]);
-            let got = runs::<V, N>(fw, rfw, cur);
+            let got = runs::<V, N>(ld(f, p), ld(rf, p), ld(s, p));
             s[p..p + N].copy_from_slice(&got);
         }
         if start != usize::MAX {
             // Down from the first seed row, then up over every row; from then on sweep while
             // the last sweep left candidates behind it.
             sweep::<V, N, EIGHT, true>(f, rf, s, start, rows);
-            let mut down = false;
-            loop {
-                let gain = if down {
-                    sweep::<V, N, EIGHT, true>(f, rf, s, 0, rows)
+            let mut next = sweep::<V, N, EIGHT, false>(f, rf, s, rows - 1, rows);
+            let mut down = true;
+            while let Some(from) = next {
+                next = if down {
+                    sweep::<V, N, EIGHT, true>(f, rf, s, from, rows)
                 } else {
-                    sweep::<V, N, EIGHT, false>(f, rf, s, 0, rows)
+                    sweep::<V, N, EIGHT, false>(f, rf, s, from, rows)
                 };
-                if !gain {
-                    break;
-                }
                 down = !down;
             }
         }
@@ -402,15 +402,31 @@ impl FloodLanes<'_> {
     }
 }
 
+/// `N` vectors from `v[p..]` (plain loops, no closures: a closure may be compiled out of line,
+/// without the clone's features, and every vector operation in it would become a call).
+#[inline(always)]
+fn ld<V: Lane, const N: usize>(v: &[V], p: usize) -> [V; N] {
+    let mut a = [V::ZERO; N];
+    a.copy_from_slice(&v[p..p + N]);
+    a
+}
+
 /// Every floor run of a row (`f`, mirrored `rf`) holding a bit of `seed` (a subset of `f`),
 /// whole: the upward fill of `f` from the seeds, OR the upward fill of the mirrored row from
 /// the mirrored seeds, mirrored back. About 12 operations per word per direction.
 #[inline(always)]
 fn runs<V: Lane, const N: usize>(f: [V; N], rf: [V; N], seed: [V; N]) -> [V; N] {
     let up = fill_up::<V, N>(f, seed);
-    let rseed: [V; N] = std::array::from_fn(|i| seed[N - 1 - i].reverse_bits());
+    let mut rseed = [V::ZERO; N];
+    for i in 0..N {
+        rseed[i] = seed[N - 1 - i].reverse_bits();
+    }
     let rup = fill_up::<V, N>(rf, rseed);
-    std::array::from_fn(|i| up[i] | rup[N - 1 - i].reverse_bits())
+    let mut out = up;
+    for i in 0..N {
+        out[i] |= rup[N - 1 - i].reverse_bits();
+    }
+    out
 }
 
 /// Each floor run of `f` (a row of `N` words, word 0 lowest) from its lowest bit of `seed`
@@ -421,11 +437,13 @@ fn runs<V: Lane, const N: usize>(f: [V; N], rf: [V; N], seed: [V; N]) -> [V; N] 
 #[inline(always)]
 fn fill_up<V: Lane, const N: usize>(f: [V; N], seed: [V; N]) -> [V; N] {
     let mut carry = V::ZERO;
-    std::array::from_fn(|i| {
+    let mut out = [V::ZERO; N];
+    for i in 0..N {
         let t = f[i].add(seed[i]).add(carry);
         carry = ((f[i] & seed[i]) | ((f[i] | seed[i]) & !t)).shr(63);
-        ((t ^ f[i]) | seed[i]) & f[i]
-    })
+        out[i] = ((t ^ f[i]) | seed[i]) & f[i];
+    }
+    out
 }
 
 /// Cells of a row spread to the cells that see them from the row above or below: themselves,
@@ -435,7 +453,8 @@ fn spread<V: Lane, const N: usize, const EIGHT: bool>(a: [V; N]) -> [V; N] {
     if !EIGHT {
         return a;
     }
-    std::array::from_fn(|i| {
+    let mut out = [V::ZERO; N];
+    for i in 0..N {
         let mut x = a[i] | a[i].shl(1) | a[i].shr(1);
         if i > 0 {
             x |= a[i - 1].shr(63);
@@ -443,13 +462,16 @@ fn spread<V: Lane, const N: usize, const EIGHT: bool>(a: [V; N]) -> [V; N] {
         if i + 1 < N {
             x |= a[i + 1].shl(63);
         }
-        x
-    })
+        out[i] = x;
+    }
+    out
 }
 
-/// One sweep over rows `from..rows`, downward (`DOWN`) or upward; returns whether a row that
-/// the sweep had already passed got new candidates (then another sweep, the other way, is
-/// needed).
+/// One sweep over rows `from..rows` downward (`DOWN`), or `0..=from` upward. Returns the row
+/// the next sweep (the other way) starts from, or `None` when no row that this sweep had passed
+/// got new candidates (the flood is done): the last such row the sweep flagged (`y - 1` for a
+/// change of row `y` downward, `y + 1` upward); the rows past it in the sweep's direction stayed
+/// closed, so the sweep back need not visit them.
 #[inline(always)]
 fn sweep<V: Lane, const N: usize, const EIGHT: bool, const DOWN: bool>(
     f: &[V],
@@ -457,19 +479,24 @@ fn sweep<V: Lane, const N: usize, const EIGHT: bool, const DOWN: bool>(
     s: &mut [V],
     from: usize,
     rows: usize,
-) -> bool {
+) -> Option<usize> {
     assert!(f.len() == (rows + 2) * N && rf.len() == f.len() && s.len() == f.len());
-    let mut gain = V::ZERO;
+    assert!(from < rows);
+    let mut next = None;
     if DOWN {
         for y in from..rows {
-            gain |= row_step::<V, N, EIGHT, DOWN>(f, rf, s, y);
+            if row_step::<V, N, EIGHT, DOWN>(f, rf, s, y).any() {
+                next = Some(y - 1);
+            }
         }
     } else {
-        for y in (from..rows).rev() {
-            gain |= row_step::<V, N, EIGHT, DOWN>(f, rf, s, y);
+        for y in (0..=from).rev() {
+            if row_step::<V, N, EIGHT, DOWN>(f, rf, s, y).any() {
+                next = Some(y + 1);
+            }
         }
     }
-    gain.any()
+    next
 }
 
 /// The row step of the module docs on row `y` (planes of `(rows + 2) * N` vectors, `y <
@@ -484,22 +511,36 @@ fn row_step<V: Lane, const N: usize, const EIGHT: bool, const DOWN: bool>(
 ) -> V {
     let p = (y + 1) * N;
     // Rows y - 1 ..= y + 1 of the planes (guard rows included).
-    let fw: [V; N] = std::array::from_fn(|i| f[p + i]);
-    let cur: [V; N] = std::array::from_fn(|i| s[p + i]);
-    let near = spread::<V, N, EIGHT>(std::array::from_fn(|i| s[p - N + i] | s[p + N + i]));
-    let cand: [V; N] = std::array::from_fn(|i| near[i] & fw[i] & !cur[i]);
-    if !cand.iter().fold(V::ZERO, |a, &c| a | c).any() {
+    let (fw, cur) = (ld::<V, N>(f, p), ld::<V, N>(s, p));
+    let (above, below) = (ld::<V, N>(s, p - N), ld::<V, N>(s, p + N));
+    let mut near = [V::ZERO; N];
+    for i in 0..N {
+        near[i] = above[i] | below[i];
+    }
+    let near = spread::<V, N, EIGHT>(near);
+    let mut seed = cur;
+    let mut any = V::ZERO;
+    for i in 0..N {
+        let c = near[i] & fw[i] & !cur[i];
+        any |= c;
+        seed[i] |= c;
+    }
+    if !any.any() {
         return V::ZERO;
     }
-    let rfw: [V; N] = std::array::from_fn(|i| rf[p + i]);
-    let got = runs::<V, N>(fw, rfw, std::array::from_fn(|i| cur[i] | cand[i]));
+    let got = runs::<V, N>(fw, ld::<V, N>(rf, p), seed);
     s[p..p + N].copy_from_slice(&got);
     // The row swept just before this one sees the new cells.
     let q = if DOWN { p - N } else { p + N };
-    let new = spread::<V, N, EIGHT>(std::array::from_fn(|i| got[i] & !cur[i]));
+    let mut new = [V::ZERO; N];
+    for i in 0..N {
+        new[i] = got[i] & !cur[i];
+    }
+    let new = spread::<V, N, EIGHT>(new);
+    let (fq, sq) = (ld::<V, N>(f, q), ld::<V, N>(s, q));
     let mut gain = V::ZERO;
     for i in 0..N {
-        gain |= new[i] & f[q + i] & !s[q + i];
+        gain |= new[i] & fq[i] & !sq[i];
     }
     gain
 }
@@ -522,9 +563,17 @@ impl Task for Rest<'_> {
             b.s.view::<I::Lanes>(rows, cols),
         );
         let (f, s) = (fg.raw_mut(), sg.raw_mut());
-        b.rest.load_words(rows, cols, |y, i| {
-            let p = (y + 1) * wpr + i;
-            f[p].get(k) & !s[p].get(k)
-        });
+        let lay = b.rest.load_empty(rows, cols);
+        let mut n = 0;
+        for y in 0..rows {
+            let o = lay.off(y as isize);
+            for i in 0..wpr {
+                let p = (y + 1) * wpr + i;
+                let w = (f[p] & !s[p]).get(k);
+                n += w.count_ones() as u64;
+                b.rest.f[o + i] = w;
+            }
+        }
+        b.rest.set_floor(n);
     }
 }
