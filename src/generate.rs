@@ -10,7 +10,9 @@
 //! one cave per lane: the fill writes the lanes directly ([`fill::bernoulli_lanes`]), and when
 //! every pass is a sync Moore pass the steps run on the lanes too ([`kernel::step_lanes`]),
 //! counting each cave's walls as they go; each cave is then copied out to its own [`Grid`] for
-//! post-steps and measurement. Every lane is its own cave's stream (see [`crate::fill`]), so a
+//! post-steps and the visitor. Without post-steps, the caves are measured where the steps left
+//! them: the boundary, the spawn's flood and the labelling run on the lanes, all caves of the
+//! batch at once ([`Measurer::begin_batch`], [`Measurer::lazy_in`]). Every lane is its own cave's stream (see [`crate::fill`]), so a
 //! cave is the same in a full batch, a partial one at the end of a range, or alone:
 //! [`Generator::run`] is a batch of one.
 //!

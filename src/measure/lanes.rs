@@ -337,7 +337,7 @@ impl FloodLanes<'_> {
         let (sy, sx) = spawn;
         let inside = sy < rows && sx < cols;
         let mut seed_rows = [usize::MAX; 8];
-        for k in 0..V::N {
+        for (k, seed_row) in seed_rows.iter_mut().enumerate().take(V::N) {
             b.spawn_floor[k] = inside && (f[(sy + 1) * N + sx / 64].get(k) >> (sx % 64)) & 1 == 1;
             let from = if inside { sy } else { 0 };
             let mut cell = b.spawn_floor[k].then_some((sy, sx));
@@ -359,7 +359,7 @@ impl FloodLanes<'_> {
                 let mut v = s[o];
                 v.set(k, v.get(k) | 1u64 << (x % 64));
                 s[o] = v;
-                seed_rows[k] = y;
+                *seed_row = y;
             }
         }
         let mut start = usize::MAX;

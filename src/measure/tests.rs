@@ -813,7 +813,7 @@ proptest! {
                 .map(|k| {
                     let p = [0.0, 0.03, 0.2, 0.45, 0.6, 1.0][(r.next() % 6) as usize];
                     let mut b = ByteGrid::from_grid(&random_grid(rows, cols, p, seed ^ k as u64));
-                    if r.next() % 2 == 0 && rows > 2 && cols > 2 {
+                    if r.next().is_multiple_of(2) && rows > 2 && cols > 2 {
                         // Smooth it like a cave: pockets, long runs, one big component.
                         let pass = crate::rule::Pass::sync(
                             crate::rule::Rule::chapter_strict(),
