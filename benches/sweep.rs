@@ -1,6 +1,6 @@
 //! Criterion benchmark of whole grid sweeps (store, statistics and CSV files included): one
-//! point against grids of 1,025 and 100,000 points doing the same work (chapter-strict, 13 steps,
-//! fill varied over 0.50-0.60), and the natural `fill x steps` grid. Throughput is in caves, so
+//! point against grids of 1,025, 10,000 and 100,000 points doing the same work (chapter-strict,
+//! 13 steps, fill varied over 0.50-0.60), and the natural `fill x steps` grid. Throughput is in caves, so
 //! the grids' caves/s read directly against the single point's: the ratio is the cost of the
 //! grid's shape. `cavesweep bench --grid` gives the same comparison as interleaved repeats.
 

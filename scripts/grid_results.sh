@@ -3,8 +3,8 @@
 #
 #   scripts/grid_results.sh [CAVESWEEP_BINARY]
 #
-# 1. `cavesweep bench --grid`: grids of 1,025 and 100,000 points against one point doing the same
-#    work, and the natural fill x steps grid against the same caves in a bare loop (interleaved
+# 1. `cavesweep bench --grid`: grids of 1,025, 10,000 and 100,000 points against one point doing
+#    the same work, and the natural fill x steps grid against the same caves in a bare loop (interleaved
 #    repeats, medians).
 # 2. The sweeps of issue 9 as a user types them, each under /usr/bin/time -v for peak RSS and
 #    caves/s: one point, the 1,025-point fill x steps grid, a 100,000-point grid, a 100,000-point

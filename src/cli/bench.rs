@@ -44,9 +44,9 @@ pub struct BenchArgs {
     /// Seeds of the `search --top` vs `sweep` figure (the rejecting search uses a fifth).
     #[arg(long, default_value_t = 1_000_000, requires = "search")]
     search_seeds: u64,
-    /// Measure the sweep machinery on parameter grids instead (1,025 and 100,000 points against
-    /// one point doing the same work), through real sweeps into a scratch folder; with --out,
-    /// writes DIR/grid.csv.
+    /// Measure the sweep machinery on parameter grids instead (1,025, 10,000 and 100,000 points
+    /// against one point doing the same work), through real sweeps into a scratch folder; with
+    /// --out, writes DIR/grid.csv.
     #[arg(long)]
     grid: bool,
     /// Caves per sweep of the --grid benchmark.

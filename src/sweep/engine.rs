@@ -1,22 +1,56 @@
 //! One chunk of a sweep, on a worker thread: generate its caves, measure, gate, record
 //! statistics and `seeds.csv` rows. Workers reuse their generator and buffers from chunk to chunk
 //! and from grid point to grid point.
+//!
+//! A chunk that is the whole of its grid point (every point of a big grid with few seeds per
+//! point) is also *closed* here: the worker encodes the point's store record and formats its
+//! rows of the final files, so the collector thread, which is one thread for all workers, only
+//! stores and appends bytes. On a 100,000-point grid that work is most of the sweep's cost
+//! beyond the caves themselves.
 
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::output::seed_row;
+use super::output::{point_rows, seed_row};
 use super::stats::{PointBuilder, PointStats};
 use super::{PerSeed, Plan};
 use crate::generate::Generator;
 use crate::measure::{EMPTY_VALUES, Values};
+
+/// What a chunk does beyond generating its caves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Collect the chunk's statistics (part of a point that has other chunks).
+    Part,
+    /// The chunk is the whole point (of this shard's share): close it, and format its final
+    /// rows when `rows`.
+    Whole { rows: bool },
+    /// Only the `seeds.csv` rows (a repair of lost rows): no statistics.
+    RowsOnly,
+}
+
+/// A closed grid point, ready to store and write.
+pub struct Closed {
+    pub seeds: u64,
+    pub passed: u64,
+    /// [`PointStats::encode`]'s bytes.
+    pub record: Vec<u8>,
+    /// Its rows of summary.csv, trajectory.csv and components.csv ([`point_rows`]), when asked.
+    pub rows: Option<[Vec<u8>; 3]>,
+}
+
+/// A chunk's statistics.
+pub enum ChunkStats {
+    Part(PointStats),
+    Whole(Closed),
+}
 
 /// The outcome of one chunk.
 pub struct ChunkResult {
     pub id: u64,
     pub point: usize,
     /// `None` when only the rows were asked for (a repair).
-    pub stats: Option<PointStats>,
+    pub stats: Option<ChunkStats>,
     /// `seeds.csv` rows (no header), in seed order, and how many.
     pub rows: Vec<u8>,
     pub n_rows: u64,
@@ -30,6 +64,8 @@ pub struct Worker {
     builder: Option<PointBuilder>,
     params: Vec<String>,
     values: Values,
+    /// A closed point's statistics, reused from point to point.
+    closed: Option<PointStats>,
 }
 
 impl Default for Worker {
@@ -40,6 +76,7 @@ impl Default for Worker {
             builder: None,
             params: Vec::new(),
             values: EMPTY_VALUES,
+            closed: None,
         }
     }
 }
@@ -72,16 +109,16 @@ impl Worker {
 /// How often (in seeds) a chunk looks at the stop flag.
 const STOP_CHECK: u64 = 256;
 
-/// Run chunk `id`. With `rows_only`, statistics are not collected (a repair of lost rows).
-/// Returns `None` when `stop` was raised before it finished (its partial work is dropped: a
-/// chunk is the unit of persistence).
+/// Run chunk `id` (see [`Mode`]). Returns `None` when `stop` was raised before it finished (its
+/// partial work is dropped: a chunk is the unit of persistence).
 pub fn run_chunk(
     plan: &Plan,
     id: u64,
     w: &mut Worker,
     stop: &AtomicBool,
-    rows_only: bool,
+    mode: Mode,
 ) -> Option<ChunkResult> {
+    let rows_only = mode == Mode::RowsOnly;
     let (point, seeds) = plan.chunk(id);
     w.prepare(plan, point);
     let Worker {
@@ -89,6 +126,7 @@ pub fn run_chunk(
         builder,
         params,
         values,
+        closed,
         ..
     } = w;
     let generator = generator.as_mut().expect("prepared");
@@ -133,10 +171,24 @@ pub fn run_chunk(
         builder.finish();
         return None;
     }
+    let stats = match mode {
+        Mode::RowsOnly => None,
+        Mode::Part => Some(ChunkStats::Part(builder.finish())),
+        Mode::Whole { rows } => {
+            let st = closed.get_or_insert_with(|| PointStats::new(builder.shape()));
+            builder.finish_into(st);
+            Some(ChunkStats::Whole(Closed {
+                seeds: st.seeds,
+                passed: st.passed,
+                record: st.encode(),
+                rows: rows.then(|| point_rows(plan, params, st)),
+            }))
+        }
+    };
     Some(ChunkResult {
         id,
         point,
-        stats: (!rows_only).then(|| builder.finish()),
+        stats,
         rows,
         n_rows,
     })

@@ -13,8 +13,6 @@
 //! - `seeds.csv`: per cave (per `--per-seed`): `seed`, params, each computed metric, `passed`
 //!   (the unnamed gate), then `passed[NAME]` per named gate.
 
-use std::io::Write;
-
 use super::Plan;
 use super::stats::{PointStats, Summary};
 use crate::measure::{Metric, MetricSet, Values};
@@ -211,10 +209,27 @@ pub fn components_header(plan: &Plan) -> Vec<u8> {
 
 /// The `components.csv` rows of one grid point: the distribution of the component count.
 pub fn components_rows(out: &mut Vec<u8>, params: &[String], st: &PointStats) {
+    let mut num = itoa::Buffer::new();
     for &(k, n) in &st.components {
         push_params(out, params);
-        writeln!(out, "{k},{n}").expect("vec write");
+        out.extend_from_slice(num.format(k).as_bytes());
+        out.push(b',');
+        out.extend_from_slice(num.format(n).as_bytes());
+        out.push(b'\n');
     }
+}
+
+/// One grid point's rows of `summary.csv`, `trajectory.csv` and `components.csv`, in that order.
+pub fn point_rows(plan: &Plan, params: &[String], st: &PointStats) -> [Vec<u8>; 3] {
+    let mut out = [
+        Vec::with_capacity(1024),
+        Vec::with_capacity(128 * st.trajectory.len()),
+        Vec::with_capacity(32 * st.components.len()),
+    ];
+    summary_row(&mut out[0], plan, params, st);
+    trajectory_rows(&mut out[1], params, st);
+    components_rows(&mut out[2], params, st);
+    out
 }
 
 #[cfg(test)]

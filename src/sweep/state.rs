@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use super::engine::{self, ChunkResult, Worker};
+use super::engine::{self, ChunkResult, ChunkStats, Closed, Mode, Worker};
 use super::output;
 use super::stats::PointStats;
 use super::{Outcome, PerSeed, Plan, Report, RunOptions, Shard, SweepError};
@@ -141,6 +141,65 @@ pub struct SweepState<'p> {
     intact: BTreeMap<&'static str, FileRecord>,
     /// Worker threads (also used to format the final files).
     threads: usize,
+    /// The store was created by this run (so every point it closes, it closes in this run).
+    fresh: bool,
+    /// The final files being written as points close (fresh folders only).
+    stream: Option<Stream>,
+}
+
+/// The three per-point final files of a fresh sweep, written while it runs: each closed point's
+/// rows (formatted by its worker) are appended in point order, the few that close early waiting
+/// in memory for the points before them (work is handed out in point order, so only points in
+/// flight are ever missing). When every point is written, [`SweepState::finish`] just makes the
+/// files durable and renames them into place, instead of reading every record back from the
+/// store and formatting it again (what a resumed sweep does). An interrupted run leaves only
+/// temporaries, removed by the next run.
+struct Stream {
+    outs: [Output; 3],
+    /// The next point to write.
+    next: usize,
+    /// Rows of closed points after `next`.
+    waiting: BTreeMap<usize, [Vec<u8>; 3]>,
+}
+
+impl Stream {
+    const NAMES: [&str; 3] = ["summary.csv", "trajectory.csv", "components.csv"];
+
+    /// Take point `p`'s rows and write every point now in order.
+    fn put(
+        &mut self,
+        share: Share,
+        p: usize,
+        rows: [Vec<u8>; 3],
+    ) -> Result<(), (&'static str, std::io::Error)> {
+        self.waiting.insert(p, rows);
+        self.advance(share)
+    }
+
+    fn advance(&mut self, share: Share) -> Result<(), (&'static str, std::io::Error)> {
+        let plan = share.plan;
+        while self.next < plan.n_points() {
+            let p = self.next;
+            let rows = match self.waiting.remove(&p) {
+                Some(rows) => rows,
+                // A point this shard owns no chunk of is written empty, as `finish` would.
+                None if share.owned(p) == 0 => {
+                    output::point_rows(plan, &plan.params(p), &PointStats::new(plan.shape(p)))
+                }
+                None => break,
+            };
+            for ((out, name), bytes) in self.outs.iter_mut().zip(Self::NAMES).zip(&rows) {
+                out.write_all(bytes).map_err(|e| (name, e))?;
+            }
+            self.next += 1;
+        }
+        Ok(())
+    }
+
+    /// Every point written.
+    fn is_whole(&self, plan: &Plan) -> bool {
+        self.next == plan.n_points() && self.waiting.is_empty()
+    }
 }
 
 impl<'p> SweepState<'p> {
@@ -188,6 +247,8 @@ impl<'p> SweepState<'p> {
             verified: false,
             intact: BTreeMap::new(),
             threads: opts.threads.max(1),
+            fresh: false,
+            stream: None,
         };
         for p in 0..n {
             let m = share.owned(p);
@@ -198,7 +259,8 @@ impl<'p> SweepState<'p> {
                 st.n_complete += 1;
             }
         }
-        if !st.store.is_fresh() {
+        st.fresh = st.store.is_fresh();
+        if !st.fresh {
             st.load()?;
         }
         Ok(st)
@@ -504,12 +566,24 @@ impl<'p> SweepState<'p> {
         }
         if !self.is_complete() {
             let jobs = self.pending_jobs();
+            // A fresh folder's final files are written as its points close (see [`Stream`]).
+            if self.fresh && self.stream.is_none() {
+                self.stream = Some(self.start_stream()?);
+            }
+            let (share, rows) = (self.share, self.stream.is_some());
             fanout::run(
                 opts.threads,
                 stop,
                 jobs,
                 Worker::default,
-                |w, id| engine::run_chunk(plan, id, w, stop, false),
+                |w, id| {
+                    let mode = if share.owned(plan.chunk(id).0) == 1 {
+                        Mode::Whole { rows }
+                    } else {
+                        Mode::Part
+                    };
+                    engine::run_chunk(plan, id, w, stop, mode)
+                },
                 |r| {
                     self.add(r)?;
                     failpoint::hold("chunk-done", stop);
@@ -573,13 +647,22 @@ impl<'p> SweepState<'p> {
         let p = r.point;
         let share = self.share;
         let j = share.index(p, r.id);
-        let stats = r.stats.expect("a sweep chunk collects statistics");
+        let stats = match r.stats.expect("a sweep chunk collects statistics") {
+            // The common case in grids: one chunk makes the whole point, closed by its worker.
+            ChunkStats::Whole(c) => {
+                self.passed += c.passed;
+                self.seeds_done += c.seeds;
+                self.chunks_done += 1;
+                self.close_encoded(p, c)?;
+                return self.chunk_rows(r.id, r.n_rows, r.rows);
+            }
+            ChunkStats::Part(stats) => stats,
+        };
         let seeds = stats.seeds;
         self.passed += stats.passed;
         self.seeds_done += seeds;
         self.chunks_done += 1;
         let closed = match self.open.get_mut(&p) {
-            // The common case in grids: one chunk makes the whole point. No merge, no copy.
             None if share.owned(p) == 1 => Some(stats),
             None => {
                 let mut done = RangeSet::new();
@@ -609,11 +692,16 @@ impl<'p> SweepState<'p> {
             }
         };
         if let Some(stats) = closed {
-            self.close_point(p, &stats);
+            self.close_point(p, &stats)?;
         }
-        if r.n_rows > 0 {
-            self.pending_row_bytes += r.rows.len();
-            self.pending_rows.push((r.id, r.n_rows, r.rows));
+        self.chunk_rows(r.id, r.n_rows, r.rows)
+    }
+
+    /// Queue a finished chunk's seed rows; checkpoint if due.
+    fn chunk_rows(&mut self, id: u64, n: u64, rows: Vec<u8>) -> Result<(), SweepError> {
+        if n > 0 {
+            self.pending_row_bytes += rows.len();
+            self.pending_rows.push((id, n, rows));
         }
         self.dirty = true;
         self.checkpoint(false)
@@ -702,7 +790,7 @@ impl<'p> SweepState<'p> {
             stop,
             jobs,
             Worker::default,
-            |w, id| engine::run_chunk(plan, id, w, stop, true),
+            |w, id| engine::run_chunk(plan, id, w, stop, Mode::RowsOnly),
             |r| {
                 if r.n_rows > 0 {
                     self.pending_row_bytes += r.rows.len();
@@ -754,6 +842,57 @@ impl<'p> SweepState<'p> {
         let dir = self.store.dir().to_path_buf();
         let plan = self.plan;
         let mut recorded: BTreeMap<&str, FileRecord> = BTreeMap::new();
+        let [summary, traj, comps] = match self.stream.take() {
+            Some(stream) if stream.is_whole(plan) => stream.outs,
+            partial => {
+                // Dropped unfinished: its temporaries go.
+                drop(partial);
+                self.format_final()?
+            }
+        };
+        for (name, out) in [
+            ("summary.csv", summary),
+            ("trajectory.csv", traj),
+            ("components.csv", comps),
+        ] {
+            recorded.insert(name, out.finish().map_err(|e| self.io_err(name, e))?);
+            failpoint::kill(&format!("final:{name}"));
+        }
+        if plan.spec.per_seed != PerSeed::None {
+            let rec = match self.intact.get("seeds.csv") {
+                Some(&rec) => rec,
+                None => self.write_seeds()?,
+            };
+            recorded.insert("seeds.csv", rec);
+            failpoint::kill("final:seeds.csv");
+        }
+        let manifest = self.manifest(true)?;
+        recorded.insert(
+            "manifest.json",
+            files::write_output(&dir, "manifest.json", |w| w.write_all(&manifest))
+                .map_err(|e| self.io_err("manifest.json", e))?,
+        );
+        failpoint::kill("final:manifest.json");
+        let batch = self.store.begin()?;
+        batch.set_meta(
+            "files",
+            &serde_json::to_string(&recorded).expect("records serialise"),
+        )?;
+        batch.set_meta("complete", "1")?;
+        batch.commit()?;
+        failpoint::kill("completed");
+        if self.share.shard == Shard::WHOLE {
+            // The rows are in seeds.csv now; a shard keeps them for `merge`.
+            self.store.drop_rows()?;
+        }
+        Ok(())
+    }
+
+    /// The per-point final files formatted from the store's records (a resumed or merged sweep;
+    /// a fresh one streams them, see [`Stream`]), ready to finish.
+    fn format_final(&mut self) -> Result<[Output; 3], SweepError> {
+        let dir = self.store.dir().to_path_buf();
+        let plan = self.plan;
         let create = |name: &str| Output::create(&dir, name).map_err(|e| self.io_err(name, e));
         let (mut summary, mut traj, mut comps) = (
             create("summary.csv")?,
@@ -803,12 +942,7 @@ impl<'p> SweepState<'p> {
                             }
                             None => PointStats::new(plan.shape(p)),
                         };
-                        let params = plan.params(p);
-                        let mut out = [Vec::new(), Vec::new(), Vec::new()];
-                        output::summary_row(&mut out[0], plan, &params, &st);
-                        output::trajectory_rows(&mut out[1], &params, &st);
-                        output::components_rows(&mut out[2], &params, &st);
-                        Ok(out)
+                        Ok(output::point_rows(plan, &plan.params(p), &st))
                     })
                     .collect()
             });
@@ -825,42 +959,7 @@ impl<'p> SweepState<'p> {
             }
             a = b;
         }
-        for (name, out) in [
-            ("summary.csv", summary),
-            ("trajectory.csv", traj),
-            ("components.csv", comps),
-        ] {
-            recorded.insert(name, out.finish().map_err(|e| self.io_err(name, e))?);
-            failpoint::kill(&format!("final:{name}"));
-        }
-        if plan.spec.per_seed != PerSeed::None {
-            let rec = match self.intact.get("seeds.csv") {
-                Some(&rec) => rec,
-                None => self.write_seeds()?,
-            };
-            recorded.insert("seeds.csv", rec);
-            failpoint::kill("final:seeds.csv");
-        }
-        let manifest = self.manifest(true)?;
-        recorded.insert(
-            "manifest.json",
-            files::write_output(&dir, "manifest.json", |w| w.write_all(&manifest))
-                .map_err(|e| self.io_err("manifest.json", e))?,
-        );
-        failpoint::kill("final:manifest.json");
-        let batch = self.store.begin()?;
-        batch.set_meta(
-            "files",
-            &serde_json::to_string(&recorded).expect("records serialise"),
-        )?;
-        batch.set_meta("complete", "1")?;
-        batch.commit()?;
-        failpoint::kill("completed");
-        if self.share.shard == Shard::WHOLE {
-            // The rows are in seeds.csv now; a shard keeps them for `merge`.
-            self.store.drop_rows()?;
-        }
-        Ok(())
+        Ok([summary, traj, comps])
     }
 
     // ---- merge: records taken from finished shard folders ----------------------------------
@@ -901,23 +1000,77 @@ impl<'p> SweepState<'p> {
         self.chunks_done += self.share.owned(p);
         self.seeds_done += stats.seeds;
         self.passed += stats.passed;
-        self.close_point(p, &stats);
+        self.close_point(p, &stats)?;
         self.dirty = true;
         self.checkpoint(false)
     }
 
-    /// Mark grid point `p` complete and queue its closed record for the next commit.
-    fn close_point(&mut self, p: usize, stats: &PointStats) {
+    /// Mark grid point `p` complete and queue its closed record for the next commit (and its
+    /// final rows for the stream, if one is open).
+    fn close_point(&mut self, p: usize, stats: &PointStats) -> Result<(), SweepError> {
+        let rows = self
+            .stream
+            .is_some()
+            .then(|| output::point_rows(self.plan, &self.plan.params(p), stats));
+        self.close_encoded(
+            p,
+            Closed {
+                seeds: stats.seeds,
+                passed: stats.passed,
+                record: stats.encode(),
+                rows,
+            },
+        )
+    }
+
+    /// [`SweepState::close_point`] for a point already encoded (and formatted) by its worker.
+    fn close_encoded(&mut self, p: usize, c: Closed) -> Result<(), SweepError> {
         self.pending_closed.push(PointRecord {
             point: p as u64,
             closed: true,
-            seeds: stats.seeds,
-            passed: stats.passed,
+            seeds: c.seeds,
+            passed: c.passed,
             done: Vec::new(),
-            stats: stats.encode(),
+            stats: c.record,
         });
         self.complete[p] = true;
         self.n_complete += 1;
+        if let Some(stream) = &mut self.stream {
+            let rows = c.rows.expect("rows are formatted while streaming");
+            if let Err((name, e)) = stream.put(self.share, p, rows) {
+                return Err(store_err(format!(
+                    "cannot write {}: {e}",
+                    self.store.dir().join(name).display()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Open the final files for streaming, headers written.
+    fn start_stream(&self) -> Result<Stream, SweepError> {
+        let dir = self.store.dir();
+        let plan = self.plan;
+        let mut outs = Vec::new();
+        for (name, header) in [
+            ("summary.csv", output::summary_header(plan)),
+            ("trajectory.csv", output::trajectory_header(plan)),
+            ("components.csv", output::components_header(plan)),
+        ] {
+            let mut out = Output::create(dir, name).map_err(|e| self.io_err(name, e))?;
+            out.write_all(&header).map_err(|e| self.io_err(name, e))?;
+            outs.push(out);
+        }
+        let outs: [Output; 3] = outs.try_into().ok().expect("three files");
+        let mut stream = Stream {
+            outs,
+            next: 0,
+            waiting: BTreeMap::new(),
+        };
+        stream
+            .advance(self.share)
+            .map_err(|(name, e)| self.io_err(name, e))?;
+        Ok(stream)
     }
 
     /// Take the seed rows of chunk `chunk`.
@@ -974,7 +1127,7 @@ impl<'p> SweepState<'p> {
                 if ok {
                     out.write_all(data).map_err(werr)?;
                 } else {
-                    let r = engine::run_chunk(plan, chunk, &mut worker, &never, true)
+                    let r = engine::run_chunk(plan, chunk, &mut worker, &never, Mode::RowsOnly)
                         .expect("never stopped");
                     out.write_all(&r.rows).map_err(werr)?;
                 }

@@ -237,6 +237,21 @@ impl Acc {
         }
     }
 
+    /// Postcard's encoding of this accumulator (see [`PointStats::encode_into`]).
+    fn encode(&self, w: &mut wire::Writer) {
+        w.u64(match self.kind {
+            Kind::Fraction => 0,
+            Kind::Count => 1,
+        });
+        w.u64(self.n);
+        w.u64(self.missing);
+        w.i128(self.sum);
+        w.i128(self.sumsq);
+        w.f64(self.min);
+        w.f64(self.max);
+        w.pairs(&self.hist);
+    }
+
     /// Internal consistency of a stored accumulator against the caves it claims to cover.
     fn check(&self, kind: Kind, caves: u64) -> Result<(), String> {
         if self.kind != kind {
@@ -310,9 +325,17 @@ impl AccBuilder {
     /// The accumulator of everything recorded since the last `finish`; the builder is emptied
     /// (keeping its buffer).
     pub fn finish(&mut self) -> Acc {
+        let mut acc = Acc::new(self.acc.kind);
+        self.finish_into(&mut acc);
+        acc
+    }
+
+    /// [`AccBuilder::finish`] into `out`, reusing its histogram's buffer.
+    pub fn finish_into(&mut self, out: &mut Acc) {
         self.raw.sort_unstable();
         let b = buckets();
-        let mut hist: Vec<(u64, u64)> = Vec::new();
+        let mut hist = std::mem::take(&mut out.hist);
+        hist.clear();
         for &v in &self.raw {
             let k = b.lowest_equivalent(v);
             match hist.last_mut() {
@@ -322,9 +345,8 @@ impl AccBuilder {
         }
         self.raw.clear();
         let kind = self.acc.kind;
-        let mut acc = std::mem::replace(&mut self.acc, Acc::new(kind));
-        acc.hist = hist;
-        acc
+        *out = std::mem::replace(&mut self.acc, Acc::new(kind));
+        out.hist = hist;
     }
 }
 
@@ -405,9 +427,40 @@ impl PointStats {
         }
     }
 
-    /// The stored form (postcard: compact varints).
+    /// The stored form: postcard's encoding (compact varints), which [`PointStats::decode`]
+    /// reads with `postcard`.
     pub fn encode(&self) -> Vec<u8> {
-        postcard::to_allocvec(self).expect("statistics encode")
+        let mut out = Vec::new();
+        self.encode_into(&mut out);
+        out
+    }
+
+    /// [`PointStats::encode`], appended to `out`. Written by hand, byte for byte what
+    /// `postcard::to_allocvec` gives (a test checks it on random statistics), because a big
+    /// grid encodes a record per point on the workers' time and serde's generic path costs
+    /// several times more (one buffer append per varint).
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        out.reserve(64 + 128 * (self.trajectory.len() + self.metrics.len()));
+        let mut w = wire::Writer(out);
+        w.u64(self.seeds);
+        w.u64(self.passed);
+        w.u64s(&self.fails);
+        w.u64s(&self.named);
+        w.u64(self.metrics.len() as u64);
+        for m in &self.metrics {
+            match m {
+                None => w.byte(0),
+                Some(acc) => {
+                    w.byte(1);
+                    acc.encode(&mut w);
+                }
+            }
+        }
+        w.u64(self.trajectory.len() as u64);
+        for acc in &self.trajectory {
+            acc.encode(&mut w);
+        }
+        w.pairs(&self.components);
     }
 
     /// Decode a stored form and check it: the shape this sweep expects, and counts that agree
@@ -530,6 +583,45 @@ impl PointBuilder {
         }
     }
 
+    /// [`PointBuilder::finish`] into `out`, reusing its buffers (a worker closing point after
+    /// point allocates nothing).
+    pub fn finish_into(&mut self, out: &mut PointStats) {
+        if out.fails.len() != self.fails.len()
+            || out.named.len() != self.named.len()
+            || out.trajectory.len() != self.trajectory.len()
+            || out
+                .metrics
+                .iter()
+                .map(Option::is_some)
+                .ne(self.metrics.iter().map(Option::is_some))
+        {
+            *out = PointStats::new(self.shape);
+        }
+        self.components.sort_unstable();
+        out.components.clear();
+        for &c in &self.components {
+            match out.components.last_mut() {
+                Some((k, n)) if *k == c => *n += 1,
+                _ => out.components.push((c, 1)),
+            }
+        }
+        self.components.clear();
+        out.seeds = std::mem::take(&mut self.seeds);
+        out.passed = std::mem::take(&mut self.passed);
+        out.fails.copy_from_slice(&self.fails);
+        self.fails.fill(0);
+        out.named.copy_from_slice(&self.named);
+        self.named.fill(0);
+        for (b, a) in self.metrics.iter_mut().zip(&mut out.metrics) {
+            if let (Some(b), Some(a)) = (b, a) {
+                b.finish_into(a);
+            }
+        }
+        for (b, a) in self.trajectory.iter_mut().zip(&mut out.trajectory) {
+            b.finish_into(a);
+        }
+    }
+
     /// The statistics recorded since the last call.
     pub fn finish(&mut self) -> PointStats {
         self.components.sort_unstable();
@@ -560,6 +652,56 @@ impl PointBuilder {
     }
 }
 
+/// The pieces of postcard's wire format the statistics use: LEB128 varints, zigzag for signed
+/// integers, little-endian `f64`, a varint length before a sequence.
+mod wire {
+    pub struct Writer<'a>(pub &'a mut Vec<u8>);
+
+    impl Writer<'_> {
+        #[inline]
+        pub fn byte(&mut self, b: u8) {
+            self.0.push(b);
+        }
+        // Byte by byte: a varint is 1-3 bytes here, and `extend_from_slice` of a few bytes is a
+        // `memmove` call each (it showed in profiles).
+        #[inline]
+        pub fn u128(&mut self, mut v: u128) {
+            while v >= 0x80 {
+                self.0.push(v as u8 | 0x80);
+                v >>= 7;
+            }
+            self.0.push(v as u8);
+        }
+        #[inline]
+        pub fn u64(&mut self, mut v: u64) {
+            while v >= 0x80 {
+                self.0.push(v as u8 | 0x80);
+                v >>= 7;
+            }
+            self.0.push(v as u8);
+        }
+        #[inline]
+        pub fn i128(&mut self, v: i128) {
+            self.u128(((v << 1) ^ (v >> 127)) as u128);
+        }
+        #[inline]
+        pub fn f64(&mut self, v: f64) {
+            self.0.extend_from_slice(&v.to_bits().to_le_bytes());
+        }
+        pub fn u64s(&mut self, vs: &[u64]) {
+            self.u64(vs.len() as u64);
+            vs.iter().for_each(|&v| self.u64(v));
+        }
+        pub fn pairs(&mut self, vs: &[(u64, u64)]) {
+            self.u64(vs.len() as u64);
+            for &(a, b) in vs {
+                self.u64(a);
+                self.u64(b);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -580,7 +722,65 @@ mod tests {
         h.value_at_quantile(q) as f64 / kind.hist()
     }
 
+    fn any_acc() -> impl Strategy<Value = Acc> {
+        (
+            any::<bool>(),
+            (any::<u64>(), any::<u64>(), any::<i128>(), any::<i128>()),
+            (any::<f64>(), any::<f64>()),
+            prop::collection::vec((any::<u64>(), any::<u64>()), 0..20),
+        )
+            .prop_map(|(count, (n, missing, sum, sumsq), (min, max), hist)| Acc {
+                kind: if count { Kind::Count } else { Kind::Fraction },
+                n,
+                missing,
+                sum,
+                sumsq,
+                min,
+                max,
+                hist,
+            })
+    }
+
     proptest! {
+        /// The hand-written encoder is postcard's encoding, byte for byte (so `decode`, which
+        /// uses postcard, reads it), on arbitrary field values.
+        #[test]
+        fn encode_is_postcards_encoding(
+            seeds in any::<u64>(), passed in any::<u64>(),
+            fails in prop::collection::vec(any::<u64>(), 0..4),
+            named in prop::collection::vec(any::<u64>(), 0..3),
+            metrics in prop::collection::vec(prop::option::of(any_acc()), 0..6),
+            trajectory in prop::collection::vec(any_acc(), 0..6),
+            components in prop::collection::vec((any::<u64>(), any::<u64>()), 0..8),
+        ) {
+            let st = PointStats { seeds, passed, fails, named, metrics, trajectory, components };
+            prop_assert_eq!(st.encode(), postcard::to_allocvec(&st).unwrap());
+        }
+
+        /// `finish_into` (reusing the previous point's buffers) equals `finish`.
+        #[test]
+        fn finish_into_reuses_buffers_and_equals_finish(
+            points in prop::collection::vec(
+                prop::collection::vec((0.0f64..1.0, 0u32..40, any::<bool>()), 0..30), 1..4),
+        ) {
+            let shape = Shape { metrics: MetricSet::ALL, clauses: 0, named: 0, steps: 3 };
+            let (mut a, mut b) = (PointBuilder::new(shape), PointBuilder::new(shape));
+            let mut reused = PointStats::new(Shape { metrics: MetricSet::ALL, clauses: 0, named: 0, steps: 1 });
+            for caves in &points {
+                for &(f, c, nan) in caves {
+                    let mut values = crate::measure::EMPTY_VALUES;
+                    for (i, v) in values.iter_mut().enumerate() {
+                        *v = if nan && i % 3 == 0 { f64::NAN } else if i % 2 == 0 { f } else { c as f64 };
+                    }
+                    let gate = crate::query::Gate::default().eval(&values);
+                    a.record(&[f, 1.0 - f, f / 2.0], &values, gate);
+                    b.record(&[f, 1.0 - f, f / 2.0], &values, gate);
+                }
+                b.finish_into(&mut reused);
+                prop_assert_eq!(&reused, &a.finish());
+            }
+        }
+
         #[test]
         fn merge_in_any_split_equals_one_pass(
             values in prop::collection::vec(0.0f64..1.0, 1..300), cut in 0usize..300,
