@@ -1,17 +1,21 @@
 //! Criterion benchmarks of cave measurement on chapter-strict 90x140 caves: the bit-plane
-//! `Measurer` (component metrics alone, and every metric) against the byte-grid oracles, plus
-//! the post-steps. Test caves are built with the scalar oracle (45% fill from a seeded RNG, then
-//! 4 chapter-strict steps), so the bench depends on nothing but the grid and the oracle.
+//! `Measurer` (component metrics alone, and every metric) against the byte-grid oracles, the
+//! post-steps, and the component metrics measured on a batch in SIMD lanes (as
+//! `Generator::generate` measures them). Test caves are built with the scalar oracle (45% fill
+//! from a seeded RNG, then 4 chapter-strict steps), so the bench depends on nothing but the grid
+//! and the oracle.
 
 use std::hint::black_box;
 use std::time::Duration;
 
 use cavesweep::grid::Grid;
+use cavesweep::kernel::batch::LaneBuf;
 use cavesweep::measure::{
     Connectivity, EMPTY_VALUES, MeasureConfig, Measurer, Metric, MetricSet, PostStep, oracle,
 };
 use cavesweep::oracle::ByteGrid;
 use cavesweep::rule::{Border, Outside, Pass, Rule};
+use cavesweep::simd::{Isa, Simd, Task};
 use criterion::{Criterion, criterion_group, criterion_main};
 use rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -85,6 +89,37 @@ fn bench(c: &mut Criterion) {
             })
         });
     }
+    // The same caves in SIMD lanes, as the generator's batches hold them: the four component
+    // metrics of every cave of a batch, measured in its lanes (time per batch of `lanes`).
+    let simd = Simd::active();
+    let lanes = simd.lanes();
+    let grids: Vec<Grid> = caves.iter().map(|c| c.1.clone()).collect();
+    let mut bufs: Vec<LaneBuf> = grids
+        .chunks_exact(lanes)
+        .map(|batch| {
+            let mut buf = LaneBuf::default();
+            simd.run(Load(&mut buf, batch));
+            buf
+        })
+        .collect();
+    let cfg = config(comp);
+    let mut i = 0;
+    group.bench_function(
+        format!("lanes/components+largest+connected+boundary (batch of {lanes})"),
+        |b| {
+            b.iter(|| {
+                i = (i + 1) % bufs.len();
+                m.begin_batch(simd, 90, 140);
+                for k in 0..lanes {
+                    let g = &grids[i * lanes + k];
+                    let mut v = m.lazy_in(g, &cfg, &mut bufs[i], k);
+                    v.ensure(comp);
+                    v.copy_into(comp, &mut out);
+                    black_box(&out);
+                }
+            })
+        },
+    );
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
     let mut work = caves[0].1.clone();
     for step in [
@@ -103,6 +138,21 @@ fn bench(c: &mut Criterion) {
         });
     }
     group.finish();
+}
+
+/// Put one grid per lane into a batch buffer (guards zero), on the running SIMD path.
+struct Load<'a>(&'a mut LaneBuf, &'a [Grid]);
+
+impl Task for Load<'_> {
+    type Output = ();
+    #[inline(always)]
+    fn run<I: Isa>(self) {
+        let mut v = self.0.view::<I::Lanes>(90, 140);
+        v.clear_edges();
+        for (k, g) in self.1.iter().enumerate() {
+            v.grid_to_lane(k, g);
+        }
+    }
 }
 
 criterion_group!(benches, bench);

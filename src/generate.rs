@@ -10,11 +10,13 @@
 //! one cave per lane: the fill writes the lanes directly ([`fill::bernoulli_lanes`]), and when
 //! every pass is a sync Moore pass the steps run on the lanes too ([`kernel::step_lanes`]),
 //! counting each cave's walls as they go; each cave is then copied out to its own [`Grid`] for
-//! post-steps and measurement. Every lane is its own cave's stream (see [`crate::fill`]), so a
-//! cave is the same in a full batch, a partial one at the end of a range, or alone. A batch of
-//! fewer than `L / 2` caves (the tail of a short range, [`Generator::run`]'s single cave) is made
-//! one cave at a time instead, with the same bits: its empty lanes would cost more than it does.
-//! The tests compare the two ways on every SIMD path.
+//! post-steps and the visitor. Without post-steps, the caves are measured where the steps left
+//! them: the boundary, the spawn's flood and the labelling run on the lanes, all caves of the
+//! batch at once ([`Measurer::begin_batch`], [`Measurer::lazy_in`]). Every lane is its own cave's
+//! stream (see [`crate::fill`]), so a cave is the same in a full batch, a partial one at the end
+//! of a range, or alone. A batch of fewer than `L / 2` caves (the tail of a short range,
+//! [`Generator::run`]'s single cave) is made one cave at a time instead, with the same bits: its
+//! empty lanes would cost more than it does. The tests compare the two ways on every SIMD path.
 //!
 //! Other recipes (numpy's replay, exact-count fills, in-place or two-radius passes, grids too big
 //! to hold `L` copies of cheaply) are made one cave at a time with the same kernels.
@@ -89,6 +91,9 @@ pub struct Generator {
     slots: Vec<Slot>,
     /// The streams of the caves in flight, one per lane.
     rngs: Vec<CaveRng>,
+    /// The batch buffer holding the last batch's final caves, when they can be measured there
+    /// ([`Measurer::begin_batch`]): lane plans whose passes all ran in lanes, no post-steps.
+    measure_in: Option<usize>,
     values: Values,
     /// Stage times, when recording ([`Generator::set_timing`]).
     timing: Option<StageTimes>,
@@ -119,6 +124,7 @@ impl Generator {
             lanes: Default::default(),
             slots: Vec::new(),
             rngs: Vec::new(),
+            measure_in: None,
             values: [f64::NAN; crate::measure::Metric::COUNT],
             timing: None,
         };
@@ -213,6 +219,7 @@ impl Generator {
     fn make(&mut self, seeds: &[u64]) -> Result<(), FillError> {
         debug_assert!(!seeds.is_empty() && seeds.len() <= self.slots.len());
         let cells = (self.recipe.rows * self.recipe.cols) as f64;
+        self.measure_in = None;
         match self.plan {
             Plan::Single => self.make_one(0, seeds[0])?,
             // A short tail of a range (10 seeds per grid point = a batch of 8 and a batch of 2)
@@ -252,6 +259,12 @@ impl Generator {
                             Phase::Copy => &mut times.copy,
                         } += t.elapsed();
                     }
+                }
+                if steps
+                    && self.recipe.post.is_empty()
+                    && Measurer::batch_supported(self.recipe.cols)
+                {
+                    self.measure_in = Some(cur);
                 }
                 if !steps {
                     let t = self.timing.as_ref().map(|_| Instant::now());
@@ -360,16 +373,23 @@ impl Generator {
             }
             next += n as u64;
             self.make(&batch[..n])?;
+            if self.measure_in.is_some() {
+                let (rows, cols) = (self.recipe.rows, self.recipe.cols);
+                self.measurer.begin_batch(self.simd, rows, cols);
+            }
             for (k, &seed) in batch[..n].iter().enumerate() {
                 let slot = &self.slots[k];
+                let view = match self.measure_in {
+                    Some(b) => self
+                        .measurer
+                        .lazy_in(&slot.grid, &self.cfg, &mut self.lanes[b], k),
+                    None => self.measurer.lazy(&slot.grid, &self.cfg),
+                };
                 let mut cave = Generated {
                     seed,
                     grid: &slot.grid,
                     trajectory: &slot.trajectory,
-                    view: self
-                        .measurer
-                        .lazy(&slot.grid, &self.cfg)
-                        .with_walls(final_walls(&slot.trajectory, slot.grid.cells())),
+                    view: view.with_walls(final_walls(&slot.trajectory, slot.grid.cells())),
                 };
                 if visit(&mut cave).is_break() {
                     return Ok(ControlFlow::Break(()));

@@ -16,10 +16,17 @@
 //!
 //! Results equal the eager [`Measurer::measure`] exactly, whatever order the metrics are asked
 //! for in (tested against it and against the byte-grid oracle).
+//!
+//! **In a batch** ([`Measurer::lazy_in`]): `Boundary`, `Spawn` and `Label` are measured on the
+//! batch's lanes instead ([`super::lanes`]): the first cave of a batch to ask pays for every
+//! lane's boundary or spawn flood at once (so a search that rejects a whole batch on cheap
+//! metrics still pays nothing for them), `Label` then labels only what the lane flood left of
+//! this cave. They need no `Plane`; `Width`, `Path` and `Depth` load it as before.
 
 use super::components::Layout;
 use super::{MeasureConfig, Measurer, Metric, MetricSet, Values, metrics};
 use crate::grid::Grid;
+use crate::kernel::batch::LaneBuf;
 
 /// A unit of measuring work. See the module docs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -71,6 +78,8 @@ pub(crate) struct Memo {
     exit_in_spawn: bool,
     /// `Measurer::comp` holds the spawn's component (copied before labelling).
     comp_kept: bool,
+    /// The flood's claimed plane holds exactly the spawn's component.
+    claims_spawn: bool,
 }
 
 impl Memo {
@@ -85,6 +94,7 @@ impl Memo {
             exit: None,
             exit_in_spawn: false,
             comp_kept: false,
+            claims_spawn: false,
         }
     }
 }
@@ -98,6 +108,15 @@ pub struct Lazy<'a> {
     /// Metrics that may still be asked for.
     pub(super) wanted: MetricSet,
     pub(super) memo: Memo,
+    /// The batch buffer holding this cave in lane `k`, when it is measured in lanes.
+    pub(super) batch: Option<InBatch<'a>>,
+}
+
+/// Where a cave sits in the batch [`Measurer::begin_batch`] began: its lanes are measured
+/// there ([`super::lanes`]) instead of on its own planes.
+pub(super) struct InBatch<'a> {
+    pub lanes: &'a mut LaneBuf,
+    pub k: usize,
 }
 
 impl Lazy<'_> {
@@ -206,6 +225,29 @@ impl Lazy<'_> {
                     sy < lay.rows && sx < lay.cols && self.m.flood.is_floor(sy, sx);
                 self.memo.exit = self.cfg.exit.filter(|&(y, x)| y < lay.rows && x < lay.cols);
             }
+            Stage::Boundary if self.batch.is_some() => {
+                let b = self.batch.as_mut().expect("checked");
+                let v = self.m.batch.boundary(b.lanes, b.k);
+                self.set(Boundary, v as f64);
+            }
+            Stage::Spawn if self.batch.is_some() => {
+                self.run(Stage::Count);
+                let b = self.batch.as_mut().expect("checked");
+                let cfg = self.cfg;
+                let r = self.m.batch.spawn(b.lanes, b.k, cfg.spawn, cfg.exit, conn);
+                self.memo.spawn_floor = r.floor;
+                self.memo.spawn_size = r.size;
+                self.memo.exit_in_spawn = r.exit_in;
+                self.set(ConnectedFraction, self.frac(r.size as u64));
+            }
+            Stage::Label if self.batch.is_some() => {
+                self.run(Stage::Spawn);
+                let b = self.batch.as_mut().expect("checked");
+                let cfg = self.cfg;
+                let (count, largest) = self.m.batch.label(b.lanes, b.k, cfg.spawn, cfg.exit, conn);
+                self.set(Components, count as f64);
+                self.set(LargestFraction, self.frac(largest as u64));
+            }
             Stage::Boundary => {
                 self.run(Stage::Plane);
                 let b = metrics::boundary(self.m.flood.simd, &self.memo.lay, &self.m.flood.f);
@@ -217,6 +259,7 @@ impl Lazy<'_> {
                 if self.memo.spawn_floor {
                     let (sy, sx) = self.cfg.spawn;
                     self.memo.spawn_size = self.m.flood.flood_from(sy, sx, conn).size;
+                    self.memo.claims_spawn = true;
                     self.memo.exit_in_spawn = self
                         .memo
                         .exit
@@ -241,12 +284,17 @@ impl Lazy<'_> {
                     let n = self.m.flood.flood_from(y, x, conn).size;
                     count += 1;
                     largest = largest.max(n);
+                    self.memo.claims_spawn = false;
                 }
                 self.set(Components, count as f64);
                 self.set(LargestFraction, self.frac(largest as u64));
             }
             Stage::Width => {
                 self.run(Stage::Spawn);
+                if self.memo.spawn_floor && !self.memo.comp_kept {
+                    // Measured in lanes, the spawn's stage did not load the cave's planes.
+                    self.run(Stage::Plane);
+                }
                 let w = if !self.memo.spawn_floor {
                     0
                 } else {
@@ -255,11 +303,13 @@ impl Lazy<'_> {
                     if self.memo.comp_kept {
                         m.width.run(&lay, &m.flood.f, &m.comp)
                     } else {
-                        if self.memo.done & Stage::Label.bit() != 0 {
-                            // The claims hold every component now: flood the spawn's alone.
+                        if !self.memo.claims_spawn {
+                            // The claims hold every component (labelled) or none (the spawn's
+                            // component was measured in lanes): flood the spawn's alone.
                             let (sy, sx) = self.cfg.spawn;
                             m.flood.clear_claims();
                             m.flood.flood_from(sy, sx, conn);
+                            self.memo.claims_spawn = true;
                         }
                         m.width.run(&lay, &m.flood.f, &m.flood.s)
                     }

@@ -20,6 +20,7 @@ use std::str::FromStr;
 use crate::grid::Grid;
 
 mod components;
+mod lanes;
 mod lazy;
 mod metrics;
 pub mod oracle;
@@ -276,6 +277,8 @@ pub struct Measurer {
     labels: Components,
     prev: Vec<u64>,
     post: post::PostScratch,
+    /// The current batch's lane planes and per-lane results (see [`Measurer::begin_batch`]).
+    batch: lanes::Batch,
 }
 
 impl Measurer {
@@ -309,7 +312,38 @@ impl Measurer {
             cfg,
             wanted: cfg.metrics,
             memo: Memo::new(),
+            batch: None,
         }
+    }
+
+    /// Whether caves `cols` wide can be measured where a batch made them, in its lanes
+    /// ([`Measurer::begin_batch`]).
+    pub fn batch_supported(cols: usize) -> bool {
+        lanes::supported(cols)
+    }
+
+    /// Start measuring a new batch of `rows x cols` caves that sit in the lanes of a batch
+    /// buffer of `simd` (one cave per lane of its widest vector, as
+    /// [`crate::kernel::batch::LaneGrid`] lays them out). Views made by [`Measurer::lazy_in`]
+    /// then measure the boundary, the spawn's component and the components of all the batch's
+    /// caves at once, on first request. `cols` must be [`Measurer::batch_supported`].
+    pub fn begin_batch(&mut self, simd: crate::simd::Simd, rows: usize, cols: usize) {
+        self.batch.begin(simd, rows, cols);
+    }
+
+    /// [`Measurer::lazy`] for cave `k` of the batch begun last, whose lanes are in `lanes`:
+    /// `g` must be that cave (copied out of the lanes) and `lanes` unchanged since
+    /// [`Measurer::begin_batch`]. The results are exactly those of [`Measurer::lazy`].
+    pub fn lazy_in<'a>(
+        &'a mut self,
+        g: &'a Grid,
+        cfg: &'a MeasureConfig,
+        lanes: &'a mut crate::kernel::batch::LaneBuf,
+        k: usize,
+    ) -> Lazy<'a> {
+        let mut view = self.lazy(g, cfg);
+        view.batch = Some(lazy::InBatch { lanes, k });
+        view
     }
 
     /// Label the FLOOR components of `g` (count, sizes, label lookup). Labels are numbered in

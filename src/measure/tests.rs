@@ -750,3 +750,146 @@ fn bridge_hand_worked_corridor() {
     );
     assert_eq!(bytes.to_grid().to_text(), after);
 }
+
+// ---------------------------------------------------------------- batches measured in lanes
+
+/// Put `grids` (one shape) into the lanes of `buf` as the generator's batch buffer holds them
+/// (guards and padding zero), on `simd`'s lane width.
+fn load_lanes(simd: crate::simd::Simd, buf: &mut crate::kernel::batch::LaneBuf, grids: &[Grid]) {
+    struct T<'a>(&'a mut crate::kernel::batch::LaneBuf, &'a [Grid]);
+    impl crate::simd::Task for T<'_> {
+        type Output = ();
+        #[inline(always)]
+        fn run<I: crate::simd::Isa>(self) {
+            let (rows, cols) = (self.1[0].rows(), self.1[0].cols());
+            let mut v = self.0.view::<I::Lanes>(rows, cols);
+            // Stale data everywhere first: the lanes must not depend on what the buffer held.
+            v.raw_mut().fill(<I::Lanes as crate::simd::Lane>::ONES);
+            v.clear_edges();
+            for (k, g) in self.1.iter().enumerate() {
+                v.grid_to_lane(k, g);
+            }
+        }
+    }
+    simd.run(T(buf, grids));
+}
+
+fn lane_cols_strategy() -> impl Strategy<Value = usize> {
+    prop_oneof![
+        Just(1usize),
+        Just(63),
+        Just(64),
+        Just(65),
+        Just(127),
+        Just(128),
+        Just(129),
+        Just(140),
+        Just(192),
+        Just(255),
+        Just(256),
+        1usize..257
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(60))]
+
+    /// Every SIMD path: a batch of random caves measured in its lanes (the lanes asked in a
+    /// random order, each cave's metrics in a random order, some lanes never asked) gives the
+    /// oracle's values, cave by cave. Grids range from 1x1 to 256 columns (the lane limit),
+    /// from empty to full, with wall spawns (another component flooded first) and pockets.
+    #[test]
+    fn batches_in_lanes_match_oracle(rows in 1usize..40, cols in lane_cols_strategy(),
+                            seed: u64, conn in conn_strategy(), pick: u64, with_exit: bool,
+                            skip in 0usize..3) {
+        prop_assert!(Measurer::batch_supported(cols));
+        let mut r = Mix(pick);
+        let spawn = (r.below(rows), r.below(cols));
+        let exit = with_exit.then(|| (r.below(rows), r.below(cols)));
+        let c = cfg(conn, spawn, exit);
+        for simd in crate::simd::Simd::available() {
+            let n = simd.lanes();
+            let grids: Vec<Grid> = (0..n)
+                .map(|k| {
+                    let p = [0.0, 0.03, 0.2, 0.45, 0.6, 1.0][(r.next() % 6) as usize];
+                    let mut b = ByteGrid::from_grid(&random_grid(rows, cols, p, seed ^ k as u64));
+                    if r.next().is_multiple_of(2) && rows > 2 && cols > 2 {
+                        // Smooth it like a cave: pockets, long runs, one big component.
+                        let pass = crate::rule::Pass::sync(
+                            crate::rule::Rule::chapter_strict(),
+                            crate::rule::Outside::Floor,
+                            crate::rule::Border::Solid,
+                        );
+                        b.step(&pass);
+                        b.step(&pass);
+                    }
+                    b.to_grid()
+                })
+                .collect();
+            let mut buf = crate::kernel::batch::LaneBuf::default();
+            load_lanes(simd, &mut buf, &grids);
+            let mut m = Measurer::with_simd(simd);
+            m.begin_batch(simd, rows, cols);
+            let mut lanes: Vec<usize> = (0..n).collect();
+            for i in (1..n).rev() {
+                lanes.swap(i, r.below(i + 1));
+            }
+            for &k in lanes.iter().skip(skip.min(n - 1)) {
+                let want = oracle::measure(&ByteGrid::from_grid(&grids[k]), &c);
+                let mut order = Metric::ALL.to_vec();
+                for i in (1..order.len()).rev() {
+                    order.swap(i, r.below(i + 1));
+                }
+                let mut view = m.lazy_in(&grids[k], &c, &mut buf, k);
+                for &metric in &order {
+                    let (a, b) = (view.get(metric), want[metric.index()]);
+                    prop_assert!(a == b || (a.is_nan() && b.is_nan()),
+                        "{} lane {}/{}, {}: {} vs {} (order {:?})\n{}", simd, k, n, metric, a, b, order, grids[k]);
+                }
+            }
+        }
+    }
+}
+
+/// The lanes' flood on a hand-made batch: a WALL spawn (another component is flooded first),
+/// a spawn cut off from the big component, runs crossing word boundaries in both directions,
+/// and an empty cave, on every SIMD path.
+#[test]
+fn batch_hand_cases() {
+    let wide = |row: &str| row.repeat(15);
+    let caves = [
+        // The spawn (1, 2) is WALL; two components.
+        format!("{}\n{}\n{}\n", wide("...#."), wide("..#.#"), wide("....#")),
+        // One snake across word boundaries.
+        format!("{}\n{}\n{}\n", wide("....."), wide("####."), wide(".....")),
+        // All wall.
+        format!("{}\n{}\n{}\n", wide("#####"), wide("#####"), wide("#####")),
+        // Pockets only.
+        format!("{}\n{}\n{}\n", wide(".#.#."), wide("#.#.#"), wide(".#.#.")),
+    ];
+    let grids: Vec<Grid> = caves.iter().map(|t| g(t)).collect();
+    for simd in crate::simd::Simd::available() {
+        let n = simd.lanes();
+        let batch: Vec<Grid> = (0..n).map(|k| grids[k % grids.len()].clone()).collect();
+        let mut buf = crate::kernel::batch::LaneBuf::default();
+        load_lanes(simd, &mut buf, &batch);
+        for conn in [Connectivity::Four, Connectivity::Eight] {
+            let c = cfg(conn, (1, 2), Some((2, 70)));
+            let mut m = Measurer::with_simd(simd);
+            m.begin_batch(simd, 3, 75);
+            for (k, grid) in batch.iter().enumerate() {
+                let want = oracle::measure(&ByteGrid::from_grid(grid), &c);
+                let mut got = EMPTY_VALUES;
+                let mut view = m.lazy_in(grid, &c, &mut buf, k);
+                view.ensure(MetricSet::ALL);
+                view.copy_into(MetricSet::ALL, &mut got);
+                assert!(
+                    same(&got, &want),
+                    "{simd} lane {k} {conn}:\n got  {}\n want {}\n{grid}",
+                    show(&got),
+                    show(&want)
+                );
+            }
+        }
+    }
+}

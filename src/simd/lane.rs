@@ -73,6 +73,9 @@ pub unsafe trait Lane:
     fn maj(self, b: Self, c: Self) -> Self {
         (self & b) | (c & (self | b))
     }
+    /// Reverse the bits of every word (bit `j` to bit `63 - j`): the measuring floods fill
+    /// runs downward as an upward fill of the mirrored row.
+    fn reverse_bits(self) -> Self;
     /// `N` words from `s[o..o + N]` (unaligned).
     fn load(s: &[u64], o: usize) -> Self;
     /// Store into `s[o..o + N]` (unaligned).
@@ -142,6 +145,10 @@ unsafe impl Lane for u64 {
     #[inline(always)]
     fn popcnt(self) -> u64 {
         self.count_ones() as u64
+    }
+    #[inline(always)]
+    fn reverse_bits(self) -> u64 {
+        u64::reverse_bits(self)
     }
     #[inline(always)]
     fn load(s: &[u64], o: usize) -> u64 {
@@ -268,6 +275,10 @@ unsafe impl Lane for W1 {
     #[inline(always)]
     fn popcnt(self) -> W1 {
         W1(self.0.count_ones() as u64)
+    }
+    #[inline(always)]
+    fn reverse_bits(self) -> W1 {
+        W1(self.0.reverse_bits())
     }
     #[inline(always)]
     fn load(s: &[u64], o: usize) -> W1 {
@@ -449,6 +460,16 @@ mod x86 {
                     $name::of(a)
                 }
                 #[inline(always)]
+                fn reverse_bits(self) -> $name {
+                    // Word by word: LLVM lowers this to `vgf2p8affineqb` + a byte shuffle with
+                    // GFNI, to the `vpshufb` nibble table with AVX2.
+                    let mut a = self.arr();
+                    for w in a.iter_mut() {
+                        *w = w.reverse_bits();
+                    }
+                    $name::of(a)
+                }
+                #[inline(always)]
                 fn load(s: &[u64], o: usize) -> $name {
                     assert!(o + $n <= s.len());
                     // SAFETY: in bounds, as asserted.
@@ -623,6 +644,9 @@ mod portable {
                 fn popcnt(self) -> $name {
                     $name(self.0.map(|w| w.count_ones() as u64))
                 }
+                fn reverse_bits(self) -> $name {
+                    $name(self.0.map(u64::reverse_bits))
+                }
                 fn load(s: &[u64], o: usize) -> $name {
                     $name(s[o..o + $n].try_into().expect("N words"))
                 }
@@ -672,6 +696,7 @@ mod tests {
             let z = x.rotate_left(17) ^ y;
             let c = V::from_fn(|j| a.get(j).rotate_left(17) ^ b.get(j));
             assert_eq!(a.maj(b, c).get(i), (x & y) | (x & z) | (y & z));
+            assert_eq!(b.reverse_bits().get(i), y.reverse_bits());
         }
         assert!(a.any() && !V::ZERO.any() && V::ONES.any());
         let mut s = vec![0u64; V::N + 3];

@@ -1,0 +1,130 @@
+//! Dev probe for the measuring stages: a fixed loop over 64 chapter-strict caves, one stage (or
+//! the five bench metrics) at a time, so `valgrind --tool=callgrind` / `perf record` see only
+//! that work. Prints thread CPU time per cave (noisy on a shared machine: compare instruction
+//! counts). Usage: `measure_probe [STAGE] [N]`, STAGE one of five (default), plane, boundary,
+//! spawn, label, copy (generation alone), gen5 (generation + five metrics), gen:METRICS; N caves measured (default 200000).
+use std::hint::black_box;
+use std::ops::ControlFlow;
+
+use cavesweep::generate::Generator;
+use cavesweep::grid::Grid;
+use cavesweep::measure::{EMPTY_VALUES, Measurer, Metric, MetricSet};
+use cavesweep::presets::preset;
+use cavesweep::simd::Simd;
+
+#[repr(C)]
+struct Timespec {
+    sec: i64,
+    nsec: i64,
+}
+unsafe extern "C" {
+    fn clock_gettime(clk: i32, ts: *mut Timespec) -> i32;
+}
+/// Seconds of CPU time this thread has used (less disturbed by a loaded machine than wall time).
+fn cpu() -> f64 {
+    let mut ts = Timespec { sec: 0, nsec: 0 };
+    // SAFETY: CLOCK_THREAD_CPUTIME_ID (3) into a valid timespec.
+    unsafe { clock_gettime(3, &mut ts) };
+    ts.sec as f64 + ts.nsec as f64 * 1e-9
+}
+
+fn main() {
+    let stage = std::env::args().nth(1).unwrap_or("five".into());
+    let n: usize = std::env::args()
+        .nth(2)
+        .map(|s| s.parse().unwrap())
+        .unwrap_or(200_000);
+    let r = preset("chapter-strict").unwrap();
+    let five: MetricSet = "floor_fraction,components,largest_fraction,connected_fraction,boundary"
+        .parse()
+        .unwrap();
+    let simd = Simd::active();
+    let mut gn = Generator::with_simd(&r, five, simd).unwrap();
+    let caves: Vec<Grid> = (0..64).map(|s| gn.run(s).unwrap().grid.clone()).collect();
+    let walls: Vec<u64> = caves.iter().map(Grid::count_walls).collect();
+    let cfg = *gn.measure_config();
+    let mut m = Measurer::with_simd(simd);
+    let mut out = EMPTY_VALUES;
+    let mut buf = cavesweep::kernel::batch::LaneBuf::default();
+    {
+        struct Load<'a>(&'a mut cavesweep::kernel::batch::LaneBuf, &'a [Grid]);
+        impl cavesweep::simd::Task for Load<'_> {
+            type Output = ();
+            #[inline(always)]
+            fn run<I: cavesweep::simd::Isa>(self) {
+                let g = &self.1[0];
+                let mut v = self.0.view::<I::Lanes>(g.rows(), g.cols());
+                v.clear_edges();
+                for k in 0..<I::Lanes as cavesweep::simd::Lane>::N {
+                    v.grid_to_lane(k, &self.1[k]);
+                }
+            }
+        }
+        simd.run(Load(&mut buf, &caves));
+    }
+    let mut m2 = Measurer::with_simd(simd);
+    let mut best = f64::INFINITY;
+    for _rep in 0..7 {
+        let t = cpu();
+        if stage == "gen5" || stage.starts_with("gen:") {
+            // Generation and the five metrics (or the metrics after `gen:`), measured in the
+            // batch's lanes, n caves.
+            let set: MetricSet = stage
+                .strip_prefix("gen:")
+                .map_or(five, |m| m.parse().unwrap());
+            let _ = gn
+                .generate(0..n as u64, |c| {
+                    c.measure_set(set, &mut out);
+                    black_box(&out);
+                    ControlFlow::Continue(())
+                })
+                .unwrap();
+        } else if let Some(m) = stage.strip_prefix("lanes:") {
+            // One batch loaded into lanes once, measured again and again (metrics after
+            // `lanes:`): the lane measuring alone, n caves.
+            let set: MetricSet = m.parse().unwrap();
+            let l = simd.lanes();
+            let mut i = 0;
+            while i < n {
+                m2.begin_batch(simd, r.rows, r.cols);
+                for k in 0..l {
+                    let mut v = m2
+                        .lazy_in(&caves[k], &cfg, &mut buf, k)
+                        .with_walls(walls[k]);
+                    v.ensure(set);
+                    out[0] = v.values()[0];
+                    black_box(&out);
+                }
+                i += l;
+            }
+        } else if stage == "copy" {
+            // Generation alone (fill, steps, copy-out), n caves.
+            let _ = gn
+                .generate(0..n as u64, |c| {
+                    black_box(c.grid);
+                    ControlFlow::Continue(())
+                })
+                .unwrap();
+        } else {
+            for i in 0..n {
+                let g = &caves[i % 64];
+                let mut v = m.lazy(g, &cfg).with_walls(walls[i % 64]);
+                let x = match stage.as_str() {
+                    "five" => {
+                        v.ensure(five);
+                        v.values()[Metric::Components.index()]
+                    }
+                    "none" => v.get(Metric::FloorFraction),
+                    "plane" | "boundary" => v.get(Metric::Boundary),
+                    "spawn" => v.get(Metric::ConnectedFraction),
+                    "label" => v.get(Metric::Components),
+                    _ => panic!("unknown stage {stage}"),
+                };
+                out[0] = x;
+                black_box(&out);
+            }
+        }
+        best = best.min((cpu() - t) * 1e6 / n as f64);
+    }
+    println!("{stage} ({simd}): {best:.3} us per cave (thread CPU time, best of 7 x {n} caves)");
+}

@@ -1,0 +1,579 @@
+//! Measuring a whole batch of caves where the steps left them: in SIMD lanes, one cave per
+//! lane (see [`crate::kernel::batch`]), so the boundary and the spawn's flood fill of 8 caves
+//! (AVX-512; 4 with AVX2) cost one instruction stream.
+//!
+//! Why: the per-cave flood of [`super::components`] visits about one row per step, and each
+//! visit is a chain of dependent operations (pending-row bits, loads of the rows just stored,
+//! `pext`/`pdep`), so it runs at a few instructions per cycle on one word at a time (~1.9 us on a
+//! chapter-strict cave). A smoothed cave's floor is wide open: a synchronous *row sweep* (each
+//! row claims the floor runs next to claimed cells of the rows above and below, the rows taken
+//! top to bottom or bottom to top, so a claim runs down (up) the whole cave in one sweep) reaches
+//! the spawn's whole component in 2-3 sweeps on chapter-strict caves. Swept in lanes, all caves
+//! of a batch advance together and every vector operation does 8 caves' work.
+//!
+//! Lane planes (one vector per word, rows of `wpr` words, a zero guard row above and below, no
+//! guard words): `F` = FLOOR (bits outside the grid 0), `RF` = each row of `F` mirrored (bit
+//! `x` of the row to bit `64 wpr - 1 - x`: words reversed, bits of each word reversed) and `S`
+//! = claimed cells. One row step (`wpr = 3`, AVX-512: about 60 vector operations for 8 caves):
+//!
+//! ```text
+//! cand = spread(S[y-1] | S[y+1]) & F[y] & !S[y]          (none in any lane: skip the row)
+//! seed = S[y] | cand
+//! up   = runs from the lowest seed upward: F + seed as one wpr-word number (carries by the
+//!        majority of the top bits), then ((F + seed) ^ F | seed) & F
+//! down = the same upward fill on the mirrored row RF[y] and mirror(seed), mirrored back
+//!        (`reverse_bits`: vgf2p8affineqb + a byte shuffle with GFNI)
+//! S[y] = up | down          (every floor run of the row holding a seed, whole)
+//! gain |= spread(S[y] & !old) & F[y-1] & !S[y-1]         (the row already swept may grow)
+//! ```
+//!
+//! A sweep in which no row gave the row swept before it new candidates leaves `S` closed (every
+//! row's runs whole, no floor beside a claim unclaimed), so sweeping stops there without a last
+//! sweep that changes nothing. Rows of `S` are kept closed under runs from the start (the seed
+//! rows are filled before the first sweep), so a row without candidates may be skipped.
+//!
+//! The flood starts from the spawn, or in a lane whose spawn is WALL from the first FLOOR cell at
+//! or after the spawn's row (row-major, wrapping around), so that the big component is usually
+//! found there too; its size is then not `connected_fraction` but still counts for
+//! `components` and `largest_fraction`. What the flood left (floor outside the flooded
+//! component: on chapter-strict caves nothing in 4 caves of 5, a few small pockets otherwise) is
+//! labelled per cave by the flood of [`super::components`] on a plane holding only those cells.
+//!
+//! Rows of at most 4 words (grids up to 256 columns) are measured here; wider grids are
+//! measured cave by cave (their rows fill the row kernels' vectors anyway).
+
+use super::Connectivity;
+use super::components::Flood;
+use crate::kernel::batch::LaneBuf;
+use crate::simd::{Isa, Lane, Simd, Task};
+
+/// Widest row (in words) measured in lanes.
+pub(crate) const MAX_WORDS: usize = 4;
+
+/// Whether caves with `cols` columns can be measured in lanes.
+pub(crate) fn supported(cols: usize) -> bool {
+    cols.div_ceil(64) <= MAX_WORDS
+}
+
+/// The batch's lane planes and what has been measured on them, per lane. Reused from batch to
+/// batch (no allocation once grown).
+#[derive(Debug, Clone)]
+pub(crate) struct Batch {
+    simd: Simd,
+    rows: usize,
+    cols: usize,
+    /// `F` and `S` planes computed (with boundary and floor counts) / flood done.
+    prepared: bool,
+    flooded: bool,
+    /// Per lane: boundary, FLOOR cells, cells of the flooded component.
+    boundary: [u64; 8],
+    floor: [u64; 8],
+    size: [u32; 8],
+    /// Per lane: the spawn is FLOOR (the flood started there); the exit was claimed.
+    spawn_floor: [bool; 8],
+    exit_in: [bool; 8],
+    f: LaneBuf,
+    rf: LaneBuf,
+    s: LaneBuf,
+    /// The per-cave flood for the floor the lane flood left.
+    rest: Flood,
+}
+
+impl Default for Batch {
+    fn default() -> Batch {
+        Batch {
+            simd: Simd::active(),
+            rows: 0,
+            cols: 0,
+            prepared: false,
+            flooded: false,
+            boundary: [0; 8],
+            floor: [0; 8],
+            size: [0; 8],
+            spawn_floor: [false; 8],
+            exit_in: [false; 8],
+            f: LaneBuf::default(),
+            rf: LaneBuf::default(),
+            s: LaneBuf::default(),
+            rest: Flood::default(),
+        }
+    }
+}
+
+/// A spawn's flood result for one lane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SpawnLane {
+    /// The spawn is inside the grid and FLOOR.
+    pub floor: bool,
+    /// Cells of the spawn's component (0 if `!floor`).
+    pub size: u32,
+    /// The exit is inside the grid and in the spawn's component.
+    pub exit_in: bool,
+}
+
+impl Batch {
+    /// Start a new batch: `rows x cols` caves in the lanes of `simd`'s widest vector (as the
+    /// generator's batch buffer holds them); forget what was measured before.
+    pub fn begin(&mut self, simd: Simd, rows: usize, cols: usize) {
+        debug_assert!(supported(cols));
+        self.simd = simd;
+        self.rest.simd = simd;
+        self.rows = rows;
+        self.cols = cols;
+        self.prepared = false;
+        self.flooded = false;
+    }
+
+    /// Lanes `walls` holds (the generator's batch buffer, WALL = 1, bits outside 0).
+    fn prepare(&mut self, walls: &mut LaneBuf) {
+        if self.prepared {
+            return;
+        }
+        let out = self.simd.run(Prepare {
+            b: &mut *self,
+            walls,
+        });
+        (self.boundary, self.floor) = out;
+        self.prepared = true;
+    }
+
+    /// `boundary` of lane `k`.
+    pub fn boundary(&mut self, walls: &mut LaneBuf, k: usize) -> u64 {
+        self.prepare(walls);
+        self.boundary[k]
+    }
+
+    /// The spawn's component in lane `k` (every lane is flooded on the first call of a batch).
+    pub fn spawn(
+        &mut self,
+        walls: &mut LaneBuf,
+        k: usize,
+        spawn: (usize, usize),
+        exit: Option<(usize, usize)>,
+        conn: Connectivity,
+    ) -> SpawnLane {
+        self.prepare(walls);
+        if !self.flooded {
+            self.simd.run(FloodLanes {
+                b: &mut *self,
+                spawn,
+                exit,
+                conn,
+            });
+            self.flooded = true;
+        }
+        SpawnLane {
+            floor: self.spawn_floor[k],
+            size: if self.spawn_floor[k] { self.size[k] } else { 0 },
+            exit_in: self.exit_in[k],
+        }
+    }
+
+    /// Number of FLOOR components of lane `k` and the size of the largest.
+    pub fn label(
+        &mut self,
+        walls: &mut LaneBuf,
+        k: usize,
+        spawn: (usize, usize),
+        exit: Option<(usize, usize)>,
+        conn: Connectivity,
+    ) -> (u32, u32) {
+        self.spawn(walls, k, spawn, exit, conn);
+        let size = self.size[k];
+        let mut count = (size > 0) as u32;
+        let mut largest = size;
+        if self.floor[k] > size as u64 {
+            // Floor the lane flood did not reach: label it cave by cave.
+            self.simd.run(Rest { b: &mut *self, k });
+            let mut cursor = (0, 0);
+            while let Some((y, x)) = self.rest.next_unclaimed(&mut cursor) {
+                let n = self.rest.flood_from(y, x, conn).size;
+                count += 1;
+                largest = largest.max(n);
+            }
+        }
+        (count, largest)
+    }
+}
+
+/// `(words per row, plane length in vectors)` of the lane planes.
+fn shape(rows: usize, cols: usize) -> (usize, usize) {
+    let wpr = cols.div_ceil(64);
+    (wpr, (rows + 2) * wpr)
+}
+
+/// Compute `F`, `RF`, zero `S`; per lane boundary and floor cells.
+struct Prepare<'a> {
+    b: &'a mut Batch,
+    walls: &'a mut LaneBuf,
+}
+
+impl Task for Prepare<'_> {
+    type Output = ([u64; 8], [u64; 8]);
+    #[inline(always)]
+    fn run<I: Isa>(self) -> ([u64; 8], [u64; 8]) {
+        let Prepare { b, walls } = self;
+        let (rows, cols) = (b.rows, b.cols);
+        let mut w = walls.view::<I::Lanes>(rows, cols);
+        let (mut f, mut rf) = (b.f.view(rows, cols), b.rf.view(rows, cols));
+        let mut s = b.s.view(rows, cols);
+        let (w, f, rf, s) = (w.raw_mut(), f.raw_mut(), rf.raw_mut(), s.raw_mut());
+        let (bd, fl) = match cols.div_ceil(64) {
+            1 => prepare_in::<I::Lanes, 1>(w, f, rf, s, rows, cols),
+            2 => prepare_in::<I::Lanes, 2>(w, f, rf, s, rows, cols),
+            3 => prepare_in::<I::Lanes, 3>(w, f, rf, s, rows, cols),
+            4 => prepare_in::<I::Lanes, 4>(w, f, rf, s, rows, cols),
+            _ => unreachable!("rows wider than {MAX_WORDS} words are measured per cave"),
+        };
+        let mut out = ([0; 8], [0; 8]);
+        for k in 0..<I::Lanes as Lane>::N {
+            out.0[k] = bd.get(k);
+            out.1[k] = fl.get(k);
+        }
+        out
+    }
+}
+
+/// The planes of [`Prepare`] from the walls (laid out as [`crate::kernel::batch::LaneGrid`]:
+/// a guard vector each side of a row), rows of `N` words. Returns per lane the boundary
+/// (popcounts of `row ^ (row >> 1)`, masked to pairs inside the grid, and of `row ^ row above`)
+/// and the FLOOR cells. About 13 vector operations and 2 stores per word.
+#[inline(always)]
+fn prepare_in<V: Lane, const N: usize>(
+    walls: &[V],
+    f: &mut [V],
+    rf: &mut [V],
+    s: &mut [V],
+    rows: usize,
+    cols: usize,
+) -> (V, V) {
+    let len = (rows + 2) * N;
+    let gs = N + 2;
+    assert!(N == cols.div_ceil(64) && walls.len() >= (rows + 2) * gs);
+    assert!(f.len() >= len && rf.len() >= len && s.len() >= len);
+    let last = match cols % 64 {
+        0 => !0u64,
+        r => (1u64 << r) - 1,
+    };
+    s[..len].fill(V::ZERO);
+    f[..N].fill(V::ZERO);
+    f[len - N..len].fill(V::ZERO);
+    let (mut bd, mut fl) = (V::ZERO, V::ZERO);
+    let mut above = [V::ZERO; N];
+    for y in 0..rows {
+        let (o, p) = ((y + 1) * gs + 1, (y + 1) * N);
+        let mut x = [V::ZERO; N];
+        for i in 0..N {
+            let mask = if i + 1 == N { last } else { !0 };
+            x[i] = !walls[o + i] & V::splat(mask);
+            rf[p + N - 1 - i] = x[i].reverse_bits();
+            fl = fl.add(x[i].popcnt());
+        }
+        f[p..p + N].copy_from_slice(&x);
+        for i in 0..N {
+            // Pairs (x, x + 1) need x + 1 < cols; bits past the grid are zero in `x` anyway.
+            let (next, valid) = if i + 1 < N {
+                (x[i + 1], !0u64)
+            } else {
+                (V::ZERO, last >> 1)
+            };
+            let h = (x[i] ^ (x[i].shr(1) | next.shl(63))) & V::splat(valid);
+            bd = bd.add(h.popcnt());
+            if y > 0 {
+                bd = bd.add((x[i] ^ above[i]).popcnt());
+            }
+        }
+        above = x;
+    }
+    (bd, fl)
+}
+
+/// The lane flood of the module docs.
+struct FloodLanes<'a> {
+    b: &'a mut Batch,
+    spawn: (usize, usize),
+    exit: Option<(usize, usize)>,
+    conn: Connectivity,
+}
+
+impl Task for FloodLanes<'_> {
+    type Output = ();
+    #[inline(always)]
+    fn run<I: Isa>(self) {
+        let wpr = self.b.cols.div_ceil(64);
+        match (wpr, self.conn) {
+            (1, Connectivity::Four) => self.go::<I::Lanes, 1, false>(),
+            (2, Connectivity::Four) => self.go::<I::Lanes, 2, false>(),
+            (3, Connectivity::Four) => self.go::<I::Lanes, 3, false>(),
+            (4, Connectivity::Four) => self.go::<I::Lanes, 4, false>(),
+            (1, Connectivity::Eight) => self.go::<I::Lanes, 1, true>(),
+            (2, Connectivity::Eight) => self.go::<I::Lanes, 2, true>(),
+            (3, Connectivity::Eight) => self.go::<I::Lanes, 3, true>(),
+            (4, Connectivity::Eight) => self.go::<I::Lanes, 4, true>(),
+            _ => unreachable!("rows wider than {MAX_WORDS} words are measured per cave"),
+        }
+    }
+}
+
+impl FloodLanes<'_> {
+    #[inline(always)]
+    fn go<V: Lane, const N: usize, const EIGHT: bool>(self) {
+        let FloodLanes {
+            b,
+            spawn,
+            exit,
+            conn: _,
+        } = self;
+        let (rows, cols) = (b.rows, b.cols);
+        let (_, len) = shape(rows, cols);
+        let (mut fg, mut rfg) = (b.f.view::<V>(rows, cols), b.rf.view::<V>(rows, cols));
+        let mut sg = b.s.view::<V>(rows, cols);
+        let (f, rf, s) = (
+            &fg.raw_mut()[..len],
+            &rfg.raw_mut()[..len],
+            &mut sg.raw_mut()[..len],
+        );
+        // Seeds: the spawn, or for a WALL spawn the first floor cell from the spawn's row on.
+        let (sy, sx) = spawn;
+        let inside = sy < rows && sx < cols;
+        let mut seed_rows = [usize::MAX; 8];
+        for (k, seed_row) in seed_rows.iter_mut().enumerate().take(V::N) {
+            b.spawn_floor[k] = inside && (f[(sy + 1) * N + sx / 64].get(k) >> (sx % 64)) & 1 == 1;
+            let from = if inside { sy } else { 0 };
+            let mut cell = b.spawn_floor[k].then_some((sy, sx));
+            for d in 0..rows {
+                if cell.is_some() {
+                    break;
+                }
+                let y = (from + d) % rows;
+                for i in 0..N {
+                    let w = f[(y + 1) * N + i].get(k);
+                    if w != 0 {
+                        cell = Some((y, i * 64 + w.trailing_zeros() as usize));
+                        break;
+                    }
+                }
+            }
+            if let Some((y, x)) = cell {
+                let o = (y + 1) * N + x / 64;
+                let mut v = s[o];
+                v.set(k, v.get(k) | 1u64 << (x % 64));
+                s[o] = v;
+                *seed_row = y;
+            }
+        }
+        let mut start = usize::MAX;
+        for (k, &y) in seed_rows.iter().enumerate().take(V::N) {
+            if y == usize::MAX || seed_rows[..k].contains(&y) {
+                continue;
+            }
+            start = start.min(y);
+            // Close the seed row under runs (every lane: other lanes' claims in it are whole
+            // runs or seeds too).
+            let p = (y + 1) * N;
+            let got = runs::<V, N>(ld(f, p), ld(rf, p), ld(s, p));
+            s[p..p + N].copy_from_slice(&got);
+        }
+        if start != usize::MAX {
+            // Down from the first seed row, then up over every row; from then on sweep while
+            // the last sweep left candidates behind it.
+            sweep::<V, N, EIGHT, true>(f, rf, s, start, rows);
+            let mut next = sweep::<V, N, EIGHT, false>(f, rf, s, rows - 1, rows);
+            let mut down = true;
+            while let Some(from) = next {
+                next = if down {
+                    sweep::<V, N, EIGHT, true>(f, rf, s, from, rows)
+                } else {
+                    sweep::<V, N, EIGHT, false>(f, rf, s, from, rows)
+                };
+                down = !down;
+            }
+        }
+        let mut size = V::ZERO;
+        for &v in &s[N..len - N] {
+            size = size.add(v.popcnt());
+        }
+        let ex = exit.filter(|&(y, x)| y < rows && x < cols);
+        for k in 0..V::N {
+            b.size[k] = size.get(k) as u32;
+            b.exit_in[k] = b.spawn_floor[k]
+                && ex.is_some_and(|(y, x)| (s[(y + 1) * N + x / 64].get(k) >> (x % 64)) & 1 == 1);
+        }
+    }
+}
+
+/// `N` vectors from `v[p..]` (plain loops, no closures: a closure may be compiled out of line,
+/// without the clone's features, and every vector operation in it would become a call).
+#[inline(always)]
+fn ld<V: Lane, const N: usize>(v: &[V], p: usize) -> [V; N] {
+    let mut a = [V::ZERO; N];
+    a.copy_from_slice(&v[p..p + N]);
+    a
+}
+
+/// Every floor run of a row (`f`, mirrored `rf`) holding a bit of `seed` (a subset of `f`),
+/// whole: the upward fill of `f` from the seeds, OR the upward fill of the mirrored row from
+/// the mirrored seeds, mirrored back. About 12 operations per word per direction.
+#[inline(always)]
+fn runs<V: Lane, const N: usize>(f: [V; N], rf: [V; N], seed: [V; N]) -> [V; N] {
+    let up = fill_up::<V, N>(f, seed);
+    let mut rseed = [V::ZERO; N];
+    for i in 0..N {
+        rseed[i] = seed[N - 1 - i].reverse_bits();
+    }
+    let rup = fill_up::<V, N>(rf, rseed);
+    let mut out = up;
+    for i in 0..N {
+        out[i] |= rup[N - 1 - i].reverse_bits();
+    }
+    out
+}
+
+/// Each floor run of `f` (a row of `N` words, word 0 lowest) from its lowest bit of `seed`
+/// upward. `f + seed` as one `64 N`-bit number: the carry from a run's lowest seed clears the
+/// run above it and stops at the first non-floor bit, so `(f + seed) ^ f` (with the seeds, which
+/// the carry passes over) is the fill. The carry out of a word is the majority of its top bits
+/// `f`, `seed` and the carry into bit 63 (`f ^ seed ^ sum`): `(f & seed | (f | seed) & !sum) >> 63`.
+#[inline(always)]
+fn fill_up<V: Lane, const N: usize>(f: [V; N], seed: [V; N]) -> [V; N] {
+    let mut carry = V::ZERO;
+    let mut out = [V::ZERO; N];
+    for i in 0..N {
+        let t = f[i].add(seed[i]).add(carry);
+        carry = ((f[i] & seed[i]) | ((f[i] | seed[i]) & !t)).shr(63);
+        out[i] = ((t ^ f[i]) | seed[i]) & f[i];
+    }
+    out
+}
+
+/// Cells of a row spread to the cells that see them from the row above or below: themselves,
+/// and one column either side for 8-connectivity.
+#[inline(always)]
+fn spread<V: Lane, const N: usize, const EIGHT: bool>(a: [V; N]) -> [V; N] {
+    if !EIGHT {
+        return a;
+    }
+    let mut out = [V::ZERO; N];
+    for i in 0..N {
+        let mut x = a[i] | a[i].shl(1) | a[i].shr(1);
+        if i > 0 {
+            x |= a[i - 1].shr(63);
+        }
+        if i + 1 < N {
+            x |= a[i + 1].shl(63);
+        }
+        out[i] = x;
+    }
+    out
+}
+
+/// One sweep over rows `from..rows` downward (`DOWN`), or `0..=from` upward. Returns the row
+/// the next sweep (the other way) starts from, or `None` when no row that this sweep had passed
+/// got new candidates (the flood is done): the last such row the sweep flagged (`y - 1` for a
+/// change of row `y` downward, `y + 1` upward); the rows past it in the sweep's direction stayed
+/// closed, so the sweep back need not visit them.
+#[inline(always)]
+fn sweep<V: Lane, const N: usize, const EIGHT: bool, const DOWN: bool>(
+    f: &[V],
+    rf: &[V],
+    s: &mut [V],
+    from: usize,
+    rows: usize,
+) -> Option<usize> {
+    assert!(f.len() == (rows + 2) * N && rf.len() == f.len() && s.len() == f.len());
+    assert!(from < rows);
+    let mut next = None;
+    if DOWN {
+        for y in from..rows {
+            if row_step::<V, N, EIGHT, DOWN>(f, rf, s, y).any() {
+                next = Some(y - 1);
+            }
+        }
+    } else {
+        for y in (0..=from).rev() {
+            if row_step::<V, N, EIGHT, DOWN>(f, rf, s, y).any() {
+                next = Some(y + 1);
+            }
+        }
+    }
+    next
+}
+
+/// The row step of the module docs on row `y` (planes of `(rows + 2) * N` vectors, `y <
+/// rows`). Returns the new candidates of the row swept just before (`y - 1` downward, `y + 1`
+/// upward).
+#[inline(always)]
+fn row_step<V: Lane, const N: usize, const EIGHT: bool, const DOWN: bool>(
+    f: &[V],
+    rf: &[V],
+    s: &mut [V],
+    y: usize,
+) -> V {
+    let p = (y + 1) * N;
+    // Rows y - 1 ..= y + 1 of the planes (guard rows included).
+    let (fw, cur) = (ld::<V, N>(f, p), ld::<V, N>(s, p));
+    let (above, below) = (ld::<V, N>(s, p - N), ld::<V, N>(s, p + N));
+    let mut near = [V::ZERO; N];
+    for i in 0..N {
+        near[i] = above[i] | below[i];
+    }
+    let near = spread::<V, N, EIGHT>(near);
+    let mut seed = cur;
+    let mut any = V::ZERO;
+    for i in 0..N {
+        let c = near[i] & fw[i] & !cur[i];
+        any |= c;
+        seed[i] |= c;
+    }
+    if !any.any() {
+        return V::ZERO;
+    }
+    let got = runs::<V, N>(fw, ld::<V, N>(rf, p), seed);
+    s[p..p + N].copy_from_slice(&got);
+    // The row swept just before this one sees the new cells.
+    let q = if DOWN { p - N } else { p + N };
+    let mut new = [V::ZERO; N];
+    for i in 0..N {
+        new[i] = got[i] & !cur[i];
+    }
+    let new = spread::<V, N, EIGHT>(new);
+    let (fq, sq) = (ld::<V, N>(f, q), ld::<V, N>(s, q));
+    let mut gain = V::ZERO;
+    for i in 0..N {
+        gain |= new[i] & fq[i] & !sq[i];
+    }
+    gain
+}
+
+/// Load lane `k`'s floor outside the flooded component into the per-cave flood.
+struct Rest<'a> {
+    b: &'a mut Batch,
+    k: usize,
+}
+
+impl Task for Rest<'_> {
+    type Output = ();
+    #[inline(always)]
+    fn run<I: Isa>(self) {
+        let Rest { b, k } = self;
+        let (rows, cols) = (b.rows, b.cols);
+        let wpr = cols.div_ceil(64);
+        let (mut fg, mut sg) = (
+            b.f.view::<I::Lanes>(rows, cols),
+            b.s.view::<I::Lanes>(rows, cols),
+        );
+        let (f, s) = (fg.raw_mut(), sg.raw_mut());
+        let lay = b.rest.load_empty(rows, cols);
+        let mut n = 0;
+        for y in 0..rows {
+            let o = lay.off(y as isize);
+            for i in 0..wpr {
+                let p = (y + 1) * wpr + i;
+                let w = (f[p] & !s[p]).get(k);
+                n += w.count_ones() as u64;
+                b.rest.f[o + i] = w;
+            }
+        }
+        b.rest.set_floor(n);
+    }
+}
