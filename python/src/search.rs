@@ -372,8 +372,10 @@ fn _search<'py>(
     tick(py)?;
     match report.outcome {
         Outcome::Complete => {
-            if let Some(c) = ck {
-                c.finish().map_err(file_error)?;
+            if let (Some(c), Some(path)) = (ck, &out) {
+                let written = checkpoint::Completed::of_file(path)
+                    .map_err(|e| file_error(format!("cannot read {}: {e}", path.display())))?;
+                c.finish(written).map_err(file_error)?;
             }
         }
         Outcome::Interrupted => {

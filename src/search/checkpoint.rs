@@ -39,6 +39,30 @@ pub struct Completed {
 }
 
 impl Completed {
+    /// The record of a finished CSV read back from disk (size, CRC-32, data rows = lines after
+    /// the header), for writers that did not count as they wrote (the Python package).
+    pub fn of_file(path: &Path) -> std::io::Result<Completed> {
+        use std::io::Read;
+        let mut f = std::fs::File::open(path)?;
+        let (mut size, mut lines) = (0u64, 0u64);
+        let mut crc = crc32fast::Hasher::new();
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            let n = f.read(&mut buf)?;
+            if n == 0 {
+                break;
+            }
+            size += n as u64;
+            crc.update(&buf[..n]);
+            lines += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
+        }
+        Ok(Completed {
+            size,
+            crc32: crc.finalize(),
+            rows: lines.saturating_sub(1),
+        })
+    }
+
     pub fn file(&self) -> FileRecord {
         FileRecord {
             size: self.size,
