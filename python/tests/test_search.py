@@ -50,9 +50,11 @@ CASES = [
 def test_search_is_the_command_lines(cli, tmp_path, kwargs, flags):
     cli("search", *flags, "--out", tmp_path / "cli.csv")
     table = cs.search(**kwargs, out=tmp_path / "py.csv", threads=2)
-    # The CSV is the command line's, byte for byte; no checkpoint is left behind.
+    # The CSV is the command line's, byte for byte; like the command line, a finished search
+    # leaves only its completion mark beside it (the FILE.checkpoint folder).
     assert (tmp_path / "py.csv").read_bytes() == (tmp_path / "cli.csv").read_bytes()
-    assert sorted(os.listdir(tmp_path)) == ["cli.csv", "py.csv"]
+    assert sorted(os.listdir(tmp_path)) == [
+        "cli.csv", "cli.csv.checkpoint", "py.csv", "py.csv.checkpoint"]
     # The table is the CSV as pandas reads it (or, without pandas, the same columns).
     pd = pytest.importorskip("pandas")
     want = pd.read_csv(tmp_path / "cli.csv")
@@ -214,7 +216,8 @@ def test_ctrl_c_stops_a_search_within_a_second_and_it_resumes(cli, tmp_path):
     if hasattr(table, "attrs"):
         report = table.attrs["cavesweep"]
         assert report["resumed_chunks"] > 0 and report["examined"] < 200000, report
-    assert not (tmp_path / "py.csv.checkpoint").exists()
+    # Finished: the checkpoint folder holds only the completion mark, as the command line's.
+    assert (tmp_path / "py.csv.checkpoint").is_dir()
     cli("search", "--where", "components<=2", "--seeds", "0..200000", "--chunk", "64", "--metrics",
         "floor_fraction", "--set", "rows=30", "--set", "cols=40", "--set", "steps=30",
         "--out", tmp_path / "cli.csv")
