@@ -12,21 +12,9 @@ use cavesweep::measure::{EMPTY_VALUES, Measurer, Metric, MetricSet};
 use cavesweep::presets::preset;
 use cavesweep::simd::Simd;
 
-#[repr(C)]
-struct Timespec {
-    sec: i64,
-    nsec: i64,
-}
-unsafe extern "C" {
-    fn clock_gettime(clk: i32, ts: *mut Timespec) -> i32;
-}
-/// Seconds of CPU time this thread has used (less disturbed by a loaded machine than wall time).
-fn cpu() -> f64 {
-    let mut ts = Timespec { sec: 0, nsec: 0 };
-    // SAFETY: CLOCK_THREAD_CPUTIME_ID (3) into a valid timespec.
-    unsafe { clock_gettime(3, &mut ts) };
-    ts.sec as f64 + ts.nsec as f64 * 1e-9
-}
+#[path = "common/mod.rs"]
+mod common;
+use common::cpu;
 
 fn main() {
     let stage = std::env::args().nth(1).unwrap_or("five".into());

@@ -11,20 +11,9 @@ use cavesweep::presets::preset;
 use cavesweep::rng::cave_rng;
 use cavesweep::simd::Simd;
 
-#[repr(C)]
-struct Timespec {
-    sec: i64,
-    nsec: i64,
-}
-unsafe extern "C" {
-    fn clock_gettime(clk: i32, ts: *mut Timespec) -> i32;
-}
-/// Seconds of CPU time this thread has used (robust to a loaded machine).
-fn cpu() -> f64 {
-    let mut ts = Timespec { sec: 0, nsec: 0 };
-    unsafe { clock_gettime(3, &mut ts) };
-    ts.sec as f64 + ts.nsec as f64 * 1e-9
-}
+#[path = "common/mod.rs"]
+mod common;
+use common::cpu;
 
 fn time(reps: usize, n: usize, mut f: impl FnMut(usize)) -> (f64, f64) {
     let mut v = vec![];
