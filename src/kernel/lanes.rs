@@ -46,6 +46,87 @@ pub fn vsum3<V: Lane>(a: (V, V), b: (V, V), c: (V, V)) -> [V; 4] {
     [p0, p1, k1 ^ k2, k1 & k2]
 }
 
+/// Add three 2-bit numbers (0..3 each) into the *redundant* form `[r0, t, k0, k1]`, whose value
+/// is `r0 + 2 (t + k0) + 4 k1` (0..9). 4 ops, two full adders (XOR3 + majority each; one
+/// `vpternlogq` apiece with AVX-512), against [`vsum3`]'s 14 for the binary sum: the rule is
+/// then evaluated on these four planes directly ([`eval_redundant`]), so the carries `t + k0`
+/// are never added up.
+///
+/// ```text
+/// weight 1: a0 + b0 + c0 -> r0 (XOR3), carry k0 (MAJ)
+/// weight 2: a1 + b1 + c1 -> t  (XOR3), carry k1 (MAJ)
+/// ```
+#[inline(always)]
+pub fn vsum3_redundant<V: Lane>(a: (V, V), b: (V, V), c: (V, V)) -> [V; 4] {
+    [
+        a.0 ^ b.0 ^ c.0,
+        a.1 ^ b.1 ^ c.1,
+        a.0.maj(b.0, c.0),
+        a.1.maj(b.1, c.1),
+    ]
+}
+
+/// A symmetric function of two planes given by its value at `t + k0` = 0, 1, 2 (bits 0, 1, 2
+/// of `pattern`): at most 2 ops, folded at compile time for a constant pattern.
+#[inline(always)]
+fn sym2<V: Lane>(pattern: u16, t: V, k0: V) -> V {
+    match pattern & 7 {
+        0b000 => V::ZERO,
+        0b111 => V::ONES,
+        0b100 => t & k0,
+        0b110 => t | k0,
+        0b010 => t ^ k0,
+        0b011 => !(t & k0),
+        0b001 => !(t | k0),
+        _ => !(t ^ k0), // 0b101
+    }
+}
+
+/// A 10-entry table over sum values (bit `s` = next state at value `s`, as in [`eval_side`])
+/// evaluated on the redundant planes of [`vsum3_redundant`]: for `k1 = 0` and `k1 = 1` the
+/// table is a function of `r0` and the symmetric `t + k0`, and `k1` picks between the two.
+/// For a constant table this folds to three 3-input functions (three `vpternlogq` with
+/// AVX-512; e.g. `count >= 5` is `k1 ? r0 | t | k0 : r0 & t & k0`).
+#[inline(always)]
+pub fn eval_redundant<V: Lane>(table: u16, r: &[V; 4]) -> V {
+    let [r0, t, k0, k1] = *r;
+    // With k1 set the value is at least 4: bits 4..=9 (bit 10 and up never occur: 1 + 4 + 4 = 9).
+    mux(
+        k1,
+        redundant_half(table, r0, t, k0),
+        redundant_half(table >> 4, r0, t, k0),
+    )
+}
+
+/// Bits 0..=5 of `table` (values `r0 + 2 u`, u = t + k0 in 0..=2) on the planes. No closures
+/// here or in the callers: a closure is not inlined into a SIMD clone's body.
+#[inline(always)]
+fn redundant_half<V: Lane>(table: u16, r0: V, t: V, k0: V) -> V {
+    // Bits 0, 2, 4 (r0 = 0) and 1, 3, 5 (r0 = 1) as patterns over u.
+    let even = (table & 1) | (table >> 1 & 2) | (table >> 2 & 4);
+    let odd = (table >> 1 & 1) | (table >> 2 & 2) | (table >> 3 & 4);
+    mux(r0, sym2(even, t, k0), sym2(odd, t, k0))
+}
+
+/// [`apply_count8`] on the redundant planes of the count8 sum.
+#[inline(always)]
+pub fn apply_count8_redundant<V: Lane>(table: u16, r: &[V; 4]) -> V {
+    eval_redundant((table & 0x1ff) | ((table >> 8 & 1) << 9), r)
+}
+
+/// [`apply_table`] on the redundant planes of the sum9 sum.
+#[inline(always)]
+pub fn apply_table_redundant<V: Lane>(t: SumTable, centre: V, r: &[V; 4]) -> V {
+    if t.floor == t.wall {
+        return eval_redundant(t.floor, r);
+    }
+    mux(
+        centre,
+        eval_redundant(t.floor, r),
+        eval_redundant(t.wall, r),
+    )
+}
+
 /// A Moore rule as a lookup over `(centre, sum9)`, where `sum9` counts WALLs in the whole 3x3
 /// (centre included, 0..=9). The kernels compute `sum9` because each row's horizontal 3-sum is then
 /// shared by the three output rows that see it; `count8 = sum9 - centre`.
@@ -148,6 +229,70 @@ mod tests {
     }
 
     #[test]
+    fn redundant_sum_and_rule_match_integer_sums() {
+        // Every triple of 2-bit inputs, one per bit position, through the redundant adder and
+        // every table shape the kernels use, against the integer sum.
+        let mut a = (0u64, 0u64);
+        let mut b = (0u64, 0u64);
+        let mut c = (0u64, 0u64);
+        for i in 0..64u32 {
+            let (x, y, z) = (i % 4, (i / 4) % 4, (i / 16) % 4);
+            a.0 |= ((x & 1) as u64) << i;
+            a.1 |= ((x >> 1) as u64) << i;
+            b.0 |= ((y & 1) as u64) << i;
+            b.1 |= ((y >> 1) as u64) << i;
+            c.0 |= ((z & 1) as u64) << i;
+            c.1 |= ((z >> 1) as u64) << i;
+        }
+        let r = vsum3_redundant(a, b, c);
+        for i in 0..64u32 {
+            let want = i % 4 + (i / 4) % 4 + (i / 16) % 4;
+            let bit = |k: usize| (r[k] >> i & 1) as u32;
+            assert_eq!(bit(0) + 2 * (bit(1) + bit(2)) + 4 * bit(3), want, "bit {i}");
+        }
+        for table in [
+            0u16, 0x3ff, 0x3e0, 0x3c0, 0x008, 0x155, 0x2aa, 0x1a5, 0x05a, 0x3f1,
+        ] {
+            let got = eval_redundant(table, &r);
+            for i in 0..64u32 {
+                let s = i % 4 + (i / 4) % 4 + (i / 16) % 4;
+                assert_eq!(
+                    got >> i & 1,
+                    (table >> s & 1) as u64,
+                    "table {table:#x} sum {s}"
+                );
+            }
+        }
+    }
+
+    /// The redundant planes reach every table bit through every decomposition of a sum, so a
+    /// table is checked for all 1024 tables here, not just the presets'.
+    #[test]
+    fn redundant_eval_covers_every_table() {
+        for table in 0u16..1024 {
+            for bits in 0..16u32 {
+                let p = [0, 1, 2, 3].map(|k| if bits >> k & 1 == 1 { !0u64 } else { 0 });
+                let s = (bits & 1) + 2 * ((bits >> 1 & 1) + (bits >> 2 & 1)) + 4 * (bits >> 3 & 1);
+                let got = eval_redundant(table, &p) & 1;
+                assert_eq!(
+                    got,
+                    (table >> s & 1) as u64,
+                    "table {table:#x} planes {bits:04b}"
+                );
+            }
+        }
+    }
+
+    /// Every `[r0, t, k0, k1]` (as all-ones or zero words) whose value `r0 + 2 (t + k0) + 4 k1`
+    /// is `s`.
+    fn redundant_forms(s: u32) -> Vec<[u64; 4]> {
+        (0..16u32)
+            .filter(|b| (b & 1) + 2 * ((b >> 1 & 1) + (b >> 2 & 1)) + 4 * (b >> 3 & 1) == s)
+            .map(|b| [0, 1, 2, 3].map(|k| if b >> k & 1 == 1 { !0u64 } else { 0 }))
+            .collect()
+    }
+
+    #[test]
     fn table_matches_rule_for_every_count() {
         for (birth, survive) in [
             (0x1e0u16, 0x1e0u16),
@@ -163,6 +308,19 @@ mod tests {
                     let got = apply_table(t, centre, &p) & 1 == 1;
                     let want = crate::rule::Rule::next_moore(birth, survive, centre != 0, count8);
                     assert_eq!(got, want, "B{birth:b} S{survive:b} c{centre} n{count8}");
+                    // The same sums as redundant planes (r0, t, k0, k1), every decomposition.
+                    for r in redundant_forms(sum9) {
+                        let got = apply_table_redundant(t, centre, &r) & 1 == 1;
+                        assert_eq!(
+                            got, want,
+                            "redundant B{birth:b} S{survive:b} c{centre} n{count8}"
+                        );
+                    }
+                    if birth == survive {
+                        for r in redundant_forms(count8) {
+                            assert_eq!(apply_count8_redundant(birth, &r) & 1 == 1, want);
+                        }
+                    }
                 }
             }
         }

@@ -7,17 +7,18 @@
 //!   hsum3_parts of the row below  10 ops  (computed once per row, reused by 3 output rows:
 //!                                           the kernel walks down a column strip keeping
 //!                                           the rows' sums in registers)
-//!   vsum3 of three row sums       14 ops  -> planes of sum9 = walls in the 3x3 (0..9), or of
-//!                                           count8 = the 8 neighbours when the rule ignores
-//!                                           the centre (B == S, e.g. B5678/S5678)
-//!   rule on the planes            4-20 ops (count8 >= 5: p3 | p2 & (p1 | p0) = 4)
+//!   vsum3_redundant of three      4 ops  -> two full adders: planes r0, t, k0, k1 with
+//!     row sums                              sum9 (or count8, when the rule ignores the centre,
+//!                                           e.g. B5678/S5678) = r0 + 2 (t + k0) + 4 k1
+//!   rule on the planes            3-7 ops (count8 >= 5: k1 ? r0|t|k0 : r0&t&k0 = 3)
 //!   mask of the row's last vector  1 op
 //!   solid border                   1 op  (OR of the edge bits, whole vector on rows 0, rows-1)
 //!   wall count                     2 ops (per-word popcount, added per lane)
 //!   3 unaligned loads + 1 store
 //! ```
 //!
-//! So about 30 logic ops per 256 cells for the chapter's rule (0.12 ops per cell). In the
+//! So about 20 logic ops per 256 cells for the chapter's rule (0.08 ops per cell; the binary
+//! sum of [`vsum3`] and its mux tree took 28, and still serve rules known only at run time). In the
 //! AVX-512 clones LLVM fuses many of them into `vpternlogq` (three-input logic) and, with
 //! VBMI2, `vpshldq` (the cross-word shifts); see `results/kernels.md` for the instruction
 //! census. Outside modes are handled entirely by [`Grid::prepare_edges`] (guard words and guard
@@ -29,7 +30,10 @@
 //! the widest vectors whatever the row width; the fill writes those lanes directly, so nothing
 //! is interleaved on the way in.
 
-use super::lanes::{Lane, SumTable, apply_count8, apply_table, hsum3_parts, vsum3};
+use super::lanes::{
+    Lane, SumTable, apply_count8_redundant, apply_table, apply_table_redundant, hsum3_parts, vsum3,
+    vsum3_redundant,
+};
 use crate::grid::Grid;
 
 /// A Moore rule in the form the kernels evaluate: constant (monomorphised, folded) or dynamic.
@@ -40,35 +44,37 @@ pub trait RuleEval: Copy {
     /// the 8 neighbours and saves the centre mux (4-6 ops per vector for B5678/S5678).
     fn centre_free(&self) -> Option<u16>;
 
-    /// Next state from one row's [`hsum3_parts`] above, here and below.
+    /// Next state from one row's [`hsum3_parts`] above, here and below: the three row sums
+    /// added into redundant planes ([`vsum3_redundant`], 4 ops) and the rule evaluated on them
+    /// ([`apply_table_redundant`]; 3 ops for a constant threshold rule).
     #[inline(always)]
     fn next<V: Lane>(&self, above: &[V; 4], here: &[V; 4], below: &[V; 4], centre: V) -> V {
         let t = self.table();
         match self.centre_free() {
             // In sum9 terms the rule still ignores the centre: use the 3x3 sum directly.
             _ if t.floor == t.wall => {
-                let p = vsum3(
+                let r = vsum3_redundant(
                     (above[0], above[1]),
                     (here[0], here[1]),
                     (below[0], below[1]),
                 );
-                apply_table(t, centre, &p)
+                apply_table_redundant(t, centre, &r)
             }
             Some(mask) => {
-                let p = vsum3(
+                let r = vsum3_redundant(
                     (above[0], above[1]),
                     (here[2], here[3]),
                     (below[0], below[1]),
                 );
-                apply_count8(mask, &p)
+                apply_count8_redundant(mask, &r)
             }
             None => {
-                let p = vsum3(
+                let r = vsum3_redundant(
                     (above[0], above[1]),
                     (here[0], here[1]),
                     (below[0], below[1]),
                 );
-                apply_table(t, centre, &p)
+                apply_table_redundant(t, centre, &r)
             }
         }
     }
@@ -101,6 +107,17 @@ impl RuleEval for DynRule {
     #[inline(always)]
     fn centre_free(&self) -> Option<u16> {
         None
+    }
+    /// A table known only at run time does not fold, so the short mux tree over the binary
+    /// sum (14 + 2 x 27 + 3 ops) beats the redundant planes' longer one.
+    #[inline(always)]
+    fn next<V: Lane>(&self, above: &[V; 4], here: &[V; 4], below: &[V; 4], centre: V) -> V {
+        let p = vsum3(
+            (above[0], above[1]),
+            (here[0], here[1]),
+            (below[0], below[1]),
+        );
+        apply_table(self.0, centre, &p)
     }
 }
 
