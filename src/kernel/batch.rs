@@ -295,13 +295,47 @@ pub fn step_lanes<V: Lane, R: RuleEval>(
         if first >= end {
             continue;
         }
-        let mut above = unsafe { hrow(d, base + first * stride) };
-        let mut here = unsafe { hrow(d, base + (first + 1) * stride) };
-        for y in first..end {
+        // The middle words of a row need neither the mask nor border bits: one op less.
+        count = if edge == 0 && w + 1 < wpr {
+            unsafe { strip::<V, R, false>(d, out, base, stride, first..end, rule, m, e, count) }
+        } else {
+            unsafe { strip::<V, R, true>(d, out, base, stride, first..end, rule, m, e, count) }
+        };
+    }
+    count
+}
+
+/// Rows `ys` (non-empty) of the word column at `base` (the vector above row 0) stepped from `d`
+/// to `out`, each output `& m | e` when `FIX`; returns `count` plus their walls.
+///
+/// # Safety
+/// `d` and `out` must hold the rows `ys.start - 1 ..= ys.end` of the column and the vectors
+/// beside them (`base + stride * (y + 1) + {-1, 0, 1}`).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn strip<V: Lane, R: RuleEval, const FIX: bool>(
+    d: *const V,
+    out: *mut V,
+    base: usize,
+    stride: usize,
+    ys: std::ops::Range<usize>,
+    rule: R,
+    m: V,
+    e: V,
+    mut count: V,
+) -> V {
+    // SAFETY: the caller's guarantee.
+    unsafe {
+        let mut above = hrow(d, base + ys.start * stride);
+        let mut here = hrow(d, base + (ys.start + 1) * stride);
+        for y in ys {
             let o = base + (y + 1) * stride;
-            let below = unsafe { hrow(d, o + stride) };
-            let v = (rule.next(&above, &here, &below, unsafe { *d.add(o) }) & m) | e;
-            unsafe { *out.add(o) = v };
+            let below = hrow(d, o + stride);
+            let mut v = rule.next(&above, &here, &below, *d.add(o));
+            if FIX {
+                v = (v & m) | e;
+            }
+            *out.add(o) = v;
             count = count.add(v.popcnt());
             above = here;
             here = below;
