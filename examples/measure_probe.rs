@@ -2,7 +2,7 @@
 //! the five bench metrics) at a time, so `valgrind --tool=callgrind` / `perf record` see only
 //! that work. Prints thread CPU time per cave (noisy on a shared machine: compare instruction
 //! counts). Usage: `measure_probe [STAGE] [N]`, STAGE one of five (default), plane, boundary,
-//! spawn, label, copy (generation alone), gen5 (generation + five metrics), gen:METRICS; N caves measured (default 200000).
+//! spawn, label, width, copy (generation alone), gen5 (generation + five metrics), gen:METRICS; N caves measured (default 200000).
 use std::hint::black_box;
 use std::ops::ControlFlow;
 
@@ -106,6 +106,7 @@ fn main() {
                     "plane" | "boundary" => v.get(Metric::Boundary),
                     "spawn" => v.get(Metric::ConnectedFraction),
                     "label" => v.get(Metric::Components),
+                    "width" => v.get(Metric::MinWidth),
                     _ => panic!("unknown stage {stage}"),
                 };
                 out[0] = x;
