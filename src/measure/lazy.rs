@@ -80,6 +80,8 @@ pub(crate) struct Memo {
     comp_kept: bool,
     /// The flood's claimed plane holds exactly the spawn's component.
     claims_spawn: bool,
+    /// `Spawn` ran on the batch's lanes (whose flood holds the spawn's component).
+    lane_spawn: bool,
 }
 
 impl Memo {
@@ -95,6 +97,7 @@ impl Memo {
             exit_in_spawn: false,
             comp_kept: false,
             claims_spawn: false,
+            lane_spawn: false,
         }
     }
 }
@@ -258,6 +261,7 @@ impl Lazy<'_> {
                 self.memo.spawn_floor = r.floor;
                 self.memo.spawn_size = r.size;
                 self.memo.exit_in_spawn = r.exit_in;
+                self.memo.lane_spawn = true;
                 self.set(ConnectedFraction, self.frac(r.size as u64));
             }
             Stage::Label if self.batch.is_some() => {
@@ -295,6 +299,30 @@ impl Lazy<'_> {
                 }
                 self.set(Components, count as f64);
                 self.set(LargestFraction, self.frac(largest as u64));
+            }
+            Stage::Width
+                if self.batch.is_some()
+                    && if self.done(Stage::Spawn) {
+                        self.memo.lane_spawn
+                    } else {
+                        self.m.batch.dense()
+                    } =>
+            {
+                // The spawn's component is (or, in a dense batch, is best) measured in lanes:
+                // the width reads it from there, without this cave's own planes or flood.
+                self.run(Stage::Spawn);
+                let w = if !self.memo.spawn_floor {
+                    0
+                } else {
+                    let b = self.batch.as_mut().expect("checked");
+                    let cfg = self.cfg;
+                    let m = &mut *self.m;
+                    let (f, c) = m.width.planes_mut();
+                    m.batch
+                        .width_planes(b.lanes, b.k, cfg.spawn, cfg.exit, conn, f, c);
+                    m.width.run_loaded(self.g.rows(), self.g.cols())
+                };
+                self.set(MinWidth, w as f64);
             }
             Stage::Width => {
                 if self.batch.is_some() && !self.done(Stage::Spawn) {
