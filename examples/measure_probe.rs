@@ -2,7 +2,7 @@
 //! the five bench metrics) at a time, so `valgrind --tool=callgrind` / `perf record` see only
 //! that work. Prints thread CPU time per cave (noisy on a shared machine: compare instruction
 //! counts). Usage: `measure_probe [STAGE] [N]`, STAGE one of five (default), plane, boundary,
-//! spawn, label, copy (generation alone), gen5 (generation + five metrics), gen:METRICS; N caves measured (default 200000).
+//! spawn, label, width, copy (generation alone), gen5 (generation + five metrics), gen:METRICS, lanes:METRICS, dense:METRICS (a dense batch); N caves measured (default 200000).
 use std::hint::black_box;
 use std::ops::ControlFlow;
 
@@ -67,14 +67,21 @@ fn main() {
                     ControlFlow::Continue(())
                 })
                 .unwrap();
-        } else if let Some(m) = stage.strip_prefix("lanes:") {
+        } else if let Some(m) = stage
+            .strip_prefix("lanes:")
+            .or_else(|| stage.strip_prefix("dense:"))
+        {
             // One batch loaded into lanes once, measured again and again (metrics after
             // `lanes:`): the lane measuring alone, n caves.
             let set: MetricSet = m.parse().unwrap();
             let l = simd.lanes();
             let mut i = 0;
             while i < n {
-                m2.begin_batch(simd, r.rows, r.cols);
+                if stage.starts_with("dense:") {
+                    m2.begin_dense_batch(simd, r.rows, r.cols);
+                } else {
+                    m2.begin_batch(simd, r.rows, r.cols);
+                }
                 for k in 0..l {
                     let mut v = m2
                         .lazy_in(&caves[k], &cfg, &mut buf, k)
@@ -106,6 +113,7 @@ fn main() {
                     "plane" | "boundary" => v.get(Metric::Boundary),
                     "spawn" => v.get(Metric::ConnectedFraction),
                     "label" => v.get(Metric::Components),
+                    "width" => v.get(Metric::MinWidth),
                     _ => panic!("unknown stage {stage}"),
                 };
                 out[0] = x;

@@ -65,6 +65,9 @@ pub(crate) struct Batch {
     /// `F` and `S` planes computed (with boundary and floor counts) / flood done.
     prepared: bool,
     flooded: bool,
+    /// Every lane's cave is expected to ask for its spawn's component (a batch of a search's
+    /// survivors, [`Batch::begin_dense`]): `min_width` takes it from the lane flood.
+    dense: bool,
     /// Per lane: boundary, FLOOR cells, cells of the flooded component.
     boundary: [u64; 8],
     floor: [u64; 8],
@@ -87,6 +90,7 @@ impl Default for Batch {
             cols: 0,
             prepared: false,
             flooded: false,
+            dense: false,
             boundary: [0; 8],
             floor: [0; 8],
             size: [0; 8],
@@ -122,6 +126,38 @@ impl Batch {
         self.cols = cols;
         self.prepared = false;
         self.flooded = false;
+        self.dense = false;
+    }
+
+    /// [`Batch::begin`] for a batch whose caves all (or nearly all) need their spawn's component
+    /// (a search's survivors gathered into one batch): then flooding every lane at once is the
+    /// cheap way to get it, `min_width` included ([`Batch::width_planes`]).
+    pub fn begin_dense(&mut self, simd: Simd, rows: usize, cols: usize) {
+        self.begin(simd, rows, cols);
+        self.dense = true;
+    }
+
+    /// Whether this batch was begun with [`Batch::begin_dense`].
+    pub fn dense(&self) -> bool {
+        self.dense
+    }
+
+    /// Lane `k`'s FLOOR plane and its flooded component (the spawn's, when the spawn is FLOOR),
+    /// as compact planes of `rows * wpr` words (no guards) in `f` and `c`, for `min_width`.
+    /// Floods the lanes first if needed.
+    #[allow(clippy::too_many_arguments)]
+    pub fn width_planes(
+        &mut self,
+        walls: &mut LaneBuf,
+        k: usize,
+        spawn: (usize, usize),
+        exit: Option<(usize, usize)>,
+        conn: Connectivity,
+        f: &mut Vec<u64>,
+        c: &mut Vec<u64>,
+    ) {
+        self.spawn(walls, k, spawn, exit, conn);
+        self.simd.run(Extract { b: self, k, f, c });
     }
 
     /// Lanes `walls` holds (the generator's batch buffer, WALL = 1, bits outside 0).
@@ -575,5 +611,47 @@ impl Task for Rest<'_> {
             }
         }
         b.rest.set_floor(n);
+    }
+}
+
+/// Copy lane `k`'s `F` and `S` planes out as compact per-cave planes (see
+/// [`Batch::width_planes`]).
+struct Extract<'a> {
+    b: &'a mut Batch,
+    k: usize,
+    f: &'a mut Vec<u64>,
+    c: &'a mut Vec<u64>,
+}
+
+impl Task for Extract<'_> {
+    type Output = ();
+    #[inline(always)]
+    fn run<I: Isa>(self) {
+        let Extract { b, k, f, c } = self;
+        let (rows, cols) = (b.rows, b.cols);
+        let (wpr, len) = shape(rows, cols);
+        let (mut fg, mut sg) = (
+            b.f.view::<I::Lanes>(rows, cols),
+            b.s.view::<I::Lanes>(rows, cols),
+        );
+        // Rows 1..=rows of the lane planes (row 0 and row rows + 1 are the zero guards).
+        let (fl, sl) = (&fg.raw_mut()[wpr..len - wpr], &sg.raw_mut()[wpr..len - wpr]);
+        f.clear();
+        c.clear();
+        let n = <I::Lanes as Lane>::N;
+        assert!(k < n);
+        // SAFETY: `Lane` implementors are plain `[u64; N]` layouts (what `LaneBuf::view`
+        // relies on too), so the vectors are `len * N` words. Plain loads: `Lane::get` on a
+        // vector may be compiled out of line.
+        let (fw, sw) = unsafe {
+            (
+                std::slice::from_raw_parts(fl.as_ptr() as *const u64, fl.len() * n),
+                std::slice::from_raw_parts(sl.as_ptr() as *const u64, sl.len() * n),
+            )
+        };
+        for i in 0..fl.len() {
+            f.push(fw[i * n + k]);
+            c.push(sw[i * n + k]);
+        }
     }
 }

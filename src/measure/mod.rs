@@ -331,6 +331,14 @@ impl Measurer {
         self.batch.begin(simd, rows, cols);
     }
 
+    /// [`Measurer::begin_batch`] for a batch whose caves all (or nearly all) will be asked for
+    /// their spawn's component or `min_width` (a search's survivors, gathered from several
+    /// generated batches): `min_width` then reads the spawn's component from the lane flood
+    /// instead of flooding the cave alone. The results are the same either way.
+    pub fn begin_dense_batch(&mut self, simd: crate::simd::Simd, rows: usize, cols: usize) {
+        self.batch.begin_dense(simd, rows, cols);
+    }
+
     /// [`Measurer::lazy`] for cave `k` of the batch begun last, whose lanes are in `lanes`:
     /// `g` must be that cave (copied out of the lanes) and `lanes` unchanged since
     /// [`Measurer::begin_batch`]. The results are exactly those of [`Measurer::lazy`].

@@ -829,7 +829,12 @@ proptest! {
             let mut buf = crate::kernel::batch::LaneBuf::default();
             load_lanes(simd, &mut buf, &grids);
             let mut m = Measurer::with_simd(simd);
-            m.begin_batch(simd, rows, cols);
+            // A dense batch (a search's gathered survivors) takes min_width from the lanes.
+            if r.next().is_multiple_of(2) {
+                m.begin_batch(simd, rows, cols);
+            } else {
+                m.begin_dense_batch(simd, rows, cols);
+            }
             let mut lanes: Vec<usize> = (0..n).collect();
             for i in (1..n).rev() {
                 lanes.swap(i, r.below(i + 1));
@@ -875,20 +880,26 @@ fn batch_hand_cases() {
         load_lanes(simd, &mut buf, &batch);
         for conn in [Connectivity::Four, Connectivity::Eight] {
             let c = cfg(conn, (1, 2), Some((2, 70)));
-            let mut m = Measurer::with_simd(simd);
-            m.begin_batch(simd, 3, 75);
-            for (k, grid) in batch.iter().enumerate() {
-                let want = oracle::measure(&ByteGrid::from_grid(grid), &c);
-                let mut got = EMPTY_VALUES;
-                let mut view = m.lazy_in(grid, &c, &mut buf, k);
-                view.ensure(MetricSet::ALL);
-                view.copy_into(MetricSet::ALL, &mut got);
-                assert!(
-                    same(&got, &want),
-                    "{simd} lane {k} {conn}:\n got  {}\n want {}\n{grid}",
-                    show(&got),
-                    show(&want)
-                );
+            for dense in [false, true] {
+                let mut m = Measurer::with_simd(simd);
+                if dense {
+                    m.begin_dense_batch(simd, 3, 75);
+                } else {
+                    m.begin_batch(simd, 3, 75);
+                }
+                for (k, grid) in batch.iter().enumerate() {
+                    let want = oracle::measure(&ByteGrid::from_grid(grid), &c);
+                    let mut got = EMPTY_VALUES;
+                    let mut view = m.lazy_in(grid, &c, &mut buf, k);
+                    view.ensure(MetricSet::ALL);
+                    view.copy_into(MetricSet::ALL, &mut got);
+                    assert!(
+                        same(&got, &want),
+                        "{simd} lane {k} {conn} dense {dense}:\n got  {}\n want {}\n{grid}",
+                        show(&got),
+                        show(&want)
+                    );
+                }
             }
         }
     }

@@ -22,6 +22,7 @@
 
 pub mod calibrate;
 pub mod checkpoint;
+mod gather;
 
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::{BTreeMap, BinaryHeap};
@@ -34,7 +35,7 @@ use std::time::{Duration, Instant};
 use crate::fanout;
 use crate::generate::Generator;
 use crate::grid::Grid;
-use crate::measure::{Metric, MetricSet, Values};
+use crate::measure::{Metric, MetricSet, Stage, Values};
 use crate::query::{Expr, Plan};
 use crate::recipe::{Recipe, RecipeError};
 use crate::render;
@@ -290,7 +291,15 @@ pub struct Search {
     calibration: Calibration,
     chunk: u64,
     n_chunks: u64,
+    /// Gather the caves that the fractions do not decide into lane batches of their own
+    /// ([`gather`]) before measuring them further.
+    gather: bool,
 }
+
+/// Gather survivors ([`gather`]) when at most this share of the calibration sample needs more
+/// than the fractions: beyond it, most caves of a generated batch are measured anyway, where
+/// they already sit in lanes, and copying them again would cost more than it saves.
+const GATHER_MAX_SHARE: f64 = 0.5;
 
 /// The ranking key of `--top`: smaller is better.
 #[derive(Debug, Clone, Copy)]
@@ -373,6 +382,43 @@ impl TopK {
 struct Worker {
     generator: Generator,
     runs: Vec<Range<u64>>,
+    /// Survivors of the fractions waiting for a lane batch (when the search gathers them).
+    gather: Option<gather::Gather>,
+}
+
+/// A chunk's matches so far.
+struct Found {
+    mode: Mode,
+    columns: MetricSet,
+    limit: u64,
+    matches: Vec<Match>,
+    top: Option<TopK>,
+    /// With `--png-dir` (every match): the grids of the matches, by seed.
+    grids: Option<Vec<(u64, Grid)>>,
+}
+
+impl Found {
+    /// A cave that matches: measure the output columns and keep it. True once the chunk holds
+    /// `--limit` matches.
+    fn add(
+        &mut self,
+        seed: u64,
+        grid: &Grid,
+        measure: impl FnOnce(MetricSet, &mut Values),
+    ) -> bool {
+        let mut values = crate::measure::EMPTY_VALUES;
+        measure(self.columns, &mut values);
+        let m = Match { seed, values };
+        if let (Some(t), Mode::Top { by, order, .. }) = (&mut self.top, self.mode) {
+            t.push(Ranked::new(m, by, order));
+            return false;
+        }
+        self.matches.push(m);
+        if let Some(g) = &mut self.grids {
+            g.push((seed, grid.clone()));
+        }
+        self.matches.len() as u64 >= self.limit
+    }
 }
 
 impl Search {
@@ -383,6 +429,9 @@ impl Search {
         let cal = calibrate::calibrate(&mut generator, &out.spec.seeds, out.spec.query.metrics());
         out.plan = Plan::new(&out.spec.query, &cal.costs, &cal.sample);
         out.calibration = cal;
+        out.gather = out
+            .deeper_share()
+            .is_some_and(|s| s > 0.0 && s <= GATHER_MAX_SHARE);
         Ok(out)
     }
 
@@ -422,7 +471,40 @@ impl Search {
             columns,
             calibration,
             chunk,
+            gather: false,
         })
+    }
+
+    /// Whether caves the fractions do not decide are gathered into lane batches of their own
+    /// before being measured further (see [`gather`]): chosen from the calibration sample
+    /// (never without one). The rows are the same either way.
+    pub fn gathers(&self) -> bool {
+        self.gather
+    }
+
+    /// Force gathering on or off (tests and benchmarks compare the two).
+    pub fn set_gather(&mut self, on: bool) {
+        self.gather = on;
+    }
+
+    /// The share of the calibration sample whose plan needs a metric beyond the fractions.
+    fn deeper_share(&self) -> Option<f64> {
+        let sample = &self.calibration.sample;
+        if sample.is_empty() {
+            return None;
+        }
+        let deeper = sample
+            .iter()
+            .filter(|v| {
+                let mut deeper = false;
+                self.plan.matches(|m| {
+                    deeper |= m.stage() != Stage::Count;
+                    v[m.index()]
+                });
+                deeper
+            })
+            .count();
+        Some(deeper as f64 / sample.len() as f64)
     }
 
     pub fn spec(&self) -> &SearchSpec {
@@ -574,22 +656,41 @@ impl Search {
         self.spec.seeds.runs(lo, hi, &mut w.runs);
         // Abandoned on Ctrl-C, or when --limit no longer needs this chunk.
         let abandon = || stop.load(Ordering::Relaxed) || id >= end.load(Ordering::Relaxed);
-        let mut matches = Vec::new();
-        let mut top = match self.spec.mode {
-            Mode::Top { k, .. } => Some(TopK::new(k)),
-            _ => None,
-        };
         let limit = match self.spec.mode {
             Mode::Limit(n) => n,
             _ => u64::MAX,
         };
         let want_png = self.spec.png.is_some() && self.spec.mode == Mode::All;
-        let mut grids: Vec<Grid> = Vec::new();
+        let mut found = Found {
+            mode: self.spec.mode,
+            columns: self.columns,
+            limit,
+            matches: Vec::new(),
+            top: match self.spec.mode {
+                Mode::Top { k, .. } => Some(TopK::new(k)),
+                _ => None,
+            },
+            grids: want_png.then(Vec::new),
+        };
         let mut examined = 0u64;
         let mut abandoned = false;
         let plan = &self.plan;
-        let columns = self.columns;
         let runs = std::mem::take(&mut w.runs);
+        let cfg = *w.generator.measure_config();
+        let mut gather = if self.gather { w.gather.take() } else { None };
+        // A gathered batch: each cave's plan evaluated on lane measurements.
+        let flush = |g: &mut gather::Gather, found: &mut Found| {
+            let mut full = false;
+            g.flush(&cfg, |seed, grid, view| {
+                if plan.matches(|m| view.get(m)) {
+                    full |= found.add(seed, grid, |set, out| {
+                        view.ensure(set);
+                        view.copy_into(set, out);
+                    });
+                }
+            });
+            full
+        };
         for run in &runs {
             let flow = w
                 .generator
@@ -599,24 +700,33 @@ impl Search {
                         return ControlFlow::Break(());
                     }
                     examined += 1;
-                    if !plan.matches(|m| cave.metric(m)) {
-                        return ControlFlow::Continue(());
-                    }
-                    let mut values = crate::measure::EMPTY_VALUES;
-                    cave.measure_set(columns, &mut values);
-                    let m = Match {
-                        seed: cave.seed,
-                        values,
+                    let matched = match &mut gather {
+                        Some(g) => {
+                            // Decide on the fractions if they can; otherwise queue the cave.
+                            let mut deeper = false;
+                            let matched = plan.matches(|m| {
+                                if m.stage() == Stage::Count {
+                                    cave.metric(m)
+                                } else {
+                                    deeper = true;
+                                    f64::NAN
+                                }
+                            });
+                            if deeper {
+                                let full = g.push(cave.seed, cave.grid) && flush(g, &mut found);
+                                return if full {
+                                    ControlFlow::Break(())
+                                } else {
+                                    ControlFlow::Continue(())
+                                };
+                            }
+                            matched
+                        }
+                        None => plan.matches(|m| cave.metric(m)),
                     };
-                    if let (Some(t), Mode::Top { by, order, .. }) = (&mut top, self.spec.mode) {
-                        t.push(Ranked::new(m, by, order));
-                        return ControlFlow::Continue(());
-                    }
-                    matches.push(m);
-                    if want_png {
-                        grids.push(cave.grid.clone());
-                    }
-                    if matches.len() as u64 >= limit {
+                    if matched
+                        && found.add(cave.seed, cave.grid, |set, out| cave.measure_set(set, out))
+                    {
                         // This chunk alone holds N matches: nothing after them is needed.
                         ControlFlow::Break(())
                     } else {
@@ -629,11 +739,28 @@ impl Search {
             }
         }
         w.runs = runs;
+        if let Some(mut g) = gather {
+            if !abandoned {
+                flush(&mut g, &mut found);
+            }
+            w.gather = Some(g);
+        }
         if abandoned {
             return Ok(None);
         }
-        if let Some(png) = &self.spec.png {
-            for (m, g) in matches.iter().zip(&grids) {
+        // Gathered caves are decided after later ones: back to seed order, the N lowest.
+        let Found {
+            mut matches,
+            top,
+            grids,
+            ..
+        } = found;
+        matches.sort_unstable_by_key(|m| m.seed);
+        matches.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+        if let (Some(png), Some(mut grids)) = (&self.spec.png, grids) {
+            grids.sort_unstable_by_key(|g| g.0);
+            for (m, (seed, g)) in matches.iter().zip(&grids) {
+                debug_assert_eq!(m.seed, *seed);
                 self.write_png(png, m.seed, g)?;
             }
         }
@@ -690,10 +817,15 @@ impl Search {
                 threads,
                 stop,
                 jobs,
-                || Worker {
-                    generator: Generator::new(&self.spec.recipe, self.columns)
-                        .expect("recipe validated"),
-                    runs: Vec::new(),
+                || {
+                    let generator =
+                        Generator::new(&self.spec.recipe, self.columns).expect("recipe validated");
+                    let r = &self.spec.recipe;
+                    Worker {
+                        gather: gather::Gather::new(generator.simd(), r.rows, r.cols),
+                        generator,
+                        runs: Vec::new(),
+                    }
                 },
                 |w, id| match self.run_chunk(w, id, stop, &end) {
                     Ok(out) => out,

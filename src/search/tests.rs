@@ -356,3 +356,77 @@ fn damaged_checkpoint_records_are_rerun() {
     ck.finish(mark).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Survivors of the fractions gathered into lane batches of their own (chosen for queries whose
+/// fractions decide most caves) give exactly the rows of measuring each cave where it was made
+/// and of the brute force: every mode, 1 and 2 threads, with caves that match on the fractions
+/// alone mixed with gathered ones (so the chunk's rows come back out of order and are sorted),
+/// on every SIMD path the process can run (the lane measurement itself is checked against the
+/// oracle in `measure`).
+#[test]
+fn gathered_survivors_give_the_same_rows() {
+    let mut g = Generator::new(&recipe(), MetricSet::ALL).unwrap();
+    let mut floor: Vec<f64> = (0..600)
+        .map(|s| g.run(s).unwrap().values[Metric::FloorFraction.index()])
+        .collect();
+    floor.sort_by(f64::total_cmp);
+    let (t80, t95) = (floor[480], floor[570]);
+    let queries = [
+        format!("floor_fraction>={t80} && min_width>=2"),
+        format!("floor_fraction>={t80} && (min_width<=1 || components<=2)"),
+        format!("floor_fraction>={t95} || (floor_fraction>={t80} && !(components>=3))"),
+        format!(
+            "!(floor_fraction<{t80}) && min_width>=1 && path_length>=0 && connected_fraction>0.5"
+        ),
+        format!(
+            "wall_fraction>={} || (floor_fraction>={t80} && min_width>=3)",
+            1.0 - floor[60]
+        ),
+    ];
+    let by = Metric::MinWidth;
+    for q in &queries {
+        let want = brute(q, 0..1200);
+        assert!(!want.is_empty() && want.len() < 1000, "{q}: {}", want.len());
+        let mut ranked = want.clone();
+        ranked.sort_by(|a, b| {
+            let (x, y) = (a.values[by.index()], b.values[by.index()]);
+            y.partial_cmp(&x).unwrap().then(a.seed.cmp(&b.seed))
+        });
+        for mode in [
+            Mode::All,
+            Mode::Limit(3),
+            Mode::Top {
+                k: 5,
+                by,
+                order: Order::Desc,
+            },
+        ] {
+            let expect = match mode {
+                Mode::All => &want[..],
+                Mode::Limit(n) => &want[..(n as usize).min(want.len())],
+                Mode::Top { k, .. } => &ranked[..(k as usize).min(ranked.len())],
+            };
+            let mut s = Search::new(spec(q, Seeds::Range(0..1200), mode, 100)).unwrap();
+            assert!(s.gathers(), "{q}: the fractions decide most caves");
+            for gather in [true, false] {
+                s.set_gather(gather);
+                for threads in [1, 2] {
+                    let (_, sink) = run_search(&s, threads, &[]);
+                    assert!(
+                        same(&sink.rows, expect),
+                        "{q} {mode:?} gather {gather} threads {threads}"
+                    );
+                }
+            }
+        }
+    }
+    // Where most caves need more than the fractions, they are measured where they were made.
+    let s = Search::new(spec(
+        "path_length>=0",
+        Seeds::Range(0..1200),
+        Mode::All,
+        100,
+    ))
+    .unwrap();
+    assert!(!s.gathers());
+}
