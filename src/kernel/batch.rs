@@ -286,6 +286,10 @@ pub fn step_lanes<V: Lane, R: RuleEval>(
             count = count.add(v.popcnt());
             above = here;
             here = below;
+            if y % 4 == 3 {
+                // A few lines of a `generate_many` array stream out meanwhile (see crate::pump).
+                crate::pump::tick();
+            }
         }
     }
     count
