@@ -250,17 +250,20 @@ impl<'a> Stream<'a> {
         });
         self.pushed += cells;
         self.align();
-        if self.pump.is_none() {
-            self.write_lines();
-        } else if self.aligned() {
+        let aligned = self.aligned();
+        if let Some(reg) = self.pump.as_mut() {
+            if !aligned {
+                return;
+            }
             let lines = (self.pushed - self.done) / LINE;
             let src = self.stage[self.head..].as_ptr();
             let dst = self.out[self.done..].as_mut_ptr();
-            let reg = self.pump.as_mut().expect("pumped");
             // SAFETY: `lines` whole lines are staged at `src` and due at the line-aligned
             // `dst` (both in bounds); nothing touches either before the next `settle`, which
             // every method that reads or writes them calls first.
             unsafe { reg.hand(src, dst, lines) };
+        } else {
+            self.write_lines();
         }
     }
 
