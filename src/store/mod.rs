@@ -464,6 +464,18 @@ impl Store {
             .map_err(|e| self.sql(e))
     }
 
+    /// A second connection to this store for a thread that writes checkpoints while this one
+    /// keeps collecting (see `sweep::state`). It shares this process's folder lock, so it must
+    /// not outlive the [`Store`]; SQLite serialises its transactions with this connection's.
+    pub fn side_writer(&self) -> Result<SideWriter, StoreError> {
+        let path = self.path();
+        let conn = connect(
+            &path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        Ok(SideWriter { conn, path })
+    }
+
     /// Start a transaction: everything written through it lands together at
     /// [`Batch::commit`], or not at all.
     pub fn begin(&mut self) -> Result<Batch<'_>, StoreError> {
@@ -624,6 +636,26 @@ fn read_point(r: &rusqlite::Row<'_>) -> ReadPoint {
 }
 
 /// An open transaction on a [`Store`].
+/// See [`Store::side_writer`].
+pub struct SideWriter {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl SideWriter {
+    /// Start a transaction, as [`Store::begin`].
+    pub fn begin(&mut self) -> Result<Batch<'_>, StoreError> {
+        let tx = self
+            .conn
+            .transaction()
+            .map_err(|e| sql_err(&self.path, e))?;
+        Ok(Batch {
+            tx,
+            path: self.path.clone(),
+        })
+    }
+}
+
 pub struct Batch<'a> {
     tx: rusqlite::Transaction<'a>,
     path: PathBuf,
