@@ -12,6 +12,9 @@
    wall fraction comes with the generation; no other metric, no per-seed file): the fastest
    the command line makes caves, so the strongest baseline. Also its default sweep (every
    metric), for scale.
+   Each new-array row (``generate_many`` and numpy's below) first allocates, touches and
+   frees an array of the same size, so both start from the same memory state (see
+   ``recycle``).
 3. What writing the array costs by itself, in the same run: numpy filling a new array of the
    same shape (``np.empty(...)`` then ``a.fill(1)``: the operating system's zeroing of fresh
    pages plus one write) and refilling an existing one (``buf.fill(1)``). ``generate_many``
@@ -57,8 +60,20 @@ def generate_many_rate(recipe, n, threads, out=None):
     return n / secs
 
 
+def recycle(shape, n):
+    """Allocate, touch and free an array like the one measured next, so that every new-array
+    row starts from the same state: pages the process has just freed. (On a virtual machine
+    whose balloon reports free memory to the host, such as the one these figures come from,
+    pages left free for a couple of seconds go back to the host and cost a host fault each
+    when touched again: a new array then costs several times more, numpy's own included.)"""
+    a = np.empty((n, *shape), dtype=np.uint8)
+    a.fill(0)
+    del a
+
+
 def numpy_rates(shape, n, buf):
     """(caves/s of a new array filled, caves/s of refilling `buf`): the memory floor."""
+    recycle(shape, n)
     t = time.perf_counter()
     a = np.empty((n, *shape), dtype=np.uint8)
     a.fill(1)
@@ -106,6 +121,7 @@ def main():
     generate_many_rate(r, min(a.seeds, 10_000), a.threads)  # warm up
     buf = np.ones((a.seeds, *r.shape), dtype=np.uint8)  # touched: its pages are mapped
     for _ in range(a.repeats):
+        recycle(r.shape, a.seeds)
         many.append(generate_many_rate(r, a.seeds, a.threads))
         reused.append(generate_many_rate(r, a.seeds, a.threads, out=buf))
         new, refill = numpy_rates(r.shape, a.seeds, buf)
