@@ -48,7 +48,7 @@ use rand_core::Rng;
 
 use crate::grid::Grid;
 use crate::rng::{LaneXoshiro, NumpyRandom, SLOTS, slot_states, uniform_below};
-use crate::simd::{Isa, Lane, Simd, Task};
+use crate::simd::{Isa, Lane, PcgKernel, Simd, Task};
 
 /// Why a fill could not be done.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -106,22 +106,42 @@ pub fn fill_numpy(grid: &mut Grid, p: f64, seed: u64) -> Result<(), FillError> {
 /// setb/shift/or per cell. Going much lower needs the multiplies in vector lanes
 /// (AVX-512 `vpmullq`/IFMA), not done.
 pub fn fill_numpy_with(grid: &mut Grid, p: f64, rng: &mut NumpyRandom) -> Result<(), FillError> {
+    let simd = Simd::active();
+    fill_numpy_on(simd, PcgKernel::for_path(simd.path()), grid, p, rng)
+}
+
+/// [`fill_numpy_with`] on a chosen SIMD clone and PCG kernel (for the tests and probes that
+/// check and time every kernel; production takes [`PcgKernel::for_path`] of
+/// [`Simd::active`]). The cells are the same whatever the choice. Panics if the CPU lacks
+/// `kernel`'s features.
+pub fn fill_numpy_on(
+    simd: Simd,
+    kernel: PcgKernel,
+    grid: &mut Grid,
+    p: f64,
+    rng: &mut NumpyRandom,
+) -> Result<(), FillError> {
     check_p(p)?;
-    struct T<'a>(&'a mut Grid, f64, &'a mut NumpyRandom);
+    assert!(
+        kernel.supported(),
+        "PCG kernel {} not supported",
+        kernel.name()
+    );
+    struct T<'a>(&'a mut Grid, f64, &'a mut NumpyRandom, PcgKernel);
     impl Task for T<'_> {
         type Output = ();
         #[inline(always)]
         fn run<I: Isa>(self) {
-            numpy_chains(self.0, self.1, self.2)
+            numpy_chains(self.0, self.1, self.2, self.3)
         }
     }
-    Simd::active().run(T(grid, p, rng));
+    simd.run(T(grid, p, rng, kernel));
     Ok(())
 }
 
 /// The body of [`fill_numpy_with`] (`p` checked).
 #[inline(always)]
-fn numpy_chains(grid: &mut Grid, p: f64, rng: &mut NumpyRandom) {
+fn numpy_chains(grid: &mut Grid, p: f64, rng: &mut NumpyRandom, kernel: PcgKernel) {
     let threshold = (p * (1u64 << 53) as f64).ceil() as u64;
     let (rows, cols, wpr, stride) = (
         grid.rows(),
@@ -130,8 +150,25 @@ fn numpy_chains(grid: &mut Grid, p: f64, rng: &mut NumpyRandom) {
         grid.stride(),
     );
     let n = rows * cols;
-    let (words, _) = packed_shape(rows, cols);
+    let (words, last_mask) = packed_shape(rows, cols);
     let (state, inc) = rng.state();
+    let data = grid.raw_mut();
+    // `m < threshold` with `m = out >> 11` is `out < threshold * 2^11`, one compare, when that
+    // fits in 64 bits (threshold < 2^53, i.e. p < 1); p = 1 (threshold 2^53) is all WALL.
+    if threshold >= 1 << 53 {
+        data[..words].fill(!0);
+    } else if !kernel.fill_words(&mut data[..words], state, inc, threshold << 11) {
+        scalar_chains(&mut data[..words], n, state, inc, threshold << 11);
+    }
+    data[words - 1] &= last_mask;
+    unpack_rows(data, rows, cols, wpr, stride);
+    rng.advance(n as u64);
+}
+
+/// The scalar kernel: [`CHAINS`] interleaved 128-bit chains (see [`fill_numpy_with`]), cells
+/// `0..n` into the packed `words`.
+#[inline(always)]
+fn scalar_chains(words: &mut [u64], n: usize, state: u128, inc: u128, t: u64) {
     // Chain j starts at the state that produces draw j.
     let mut st = [0u128; CHAINS];
     let mut s = state;
@@ -140,13 +177,8 @@ fn numpy_chains(grid: &mut Grid, p: f64, rng: &mut NumpyRandom) {
         *c = s;
     }
     let (a, c) = crate::rng::pcg_jump(CHAINS as u64, inc);
-    let data = grid.raw_mut();
-    // `m < threshold` with `m = out >> 11` is `out < threshold * 2^11`, one compare, when that
-    // fits in 64 bits (threshold < 2^53, i.e. p < 1); p = 1 (threshold 2^53) is all WALL.
-    let all = threshold >= 1 << 53;
-    let t = if all { 0 } else { threshold << 11 };
     let mut cell = 0;
-    for word in data[..words].iter_mut() {
+    for word in words.iter_mut() {
         let take = (n - cell).min(64);
         // Cells enter at the bottom, each shifting the earlier ones up (`bits + bits + wall`,
         // which LLVM turns into `cmp` + `adc`: 2 ops per cell instead of setb, movzx, shift,
@@ -155,7 +187,7 @@ fn numpy_chains(grid: &mut Grid, p: f64, rng: &mut NumpyRandom) {
         let mut bits = 0u64;
         for _ in (0..take).step_by(CHAINS) {
             for s in st.iter_mut() {
-                let wall = (crate::rng::pcg_output(*s) < t) | all;
+                let wall = crate::rng::pcg_output(*s) < t;
                 bits = bits.wrapping_add(bits).wrapping_add(wall as u64);
                 *s = s.wrapping_mul(a).wrapping_add(c);
             }
@@ -170,8 +202,6 @@ fn numpy_chains(grid: &mut Grid, p: f64, rng: &mut NumpyRandom) {
         };
         cell += take;
     }
-    unpack_rows(data, rows, cols, wpr, stride);
-    rng.advance(n as u64);
 }
 
 /// Interleaved PCG64 chains of the numpy fill (see [`fill_numpy_with`]).
