@@ -825,6 +825,81 @@ mod tests {
         }
     }
 
+    /// Every SIMD clone with every PCG kernel the CPU runs, against the float oracle (the
+    /// sequential stream, `u < p` per cell): shapes from 1x1 through widths that are not
+    /// multiples of 64 or of any kernel's chain count, streams already advanced, two fills in
+    /// a row from one stream (the first must leave it exactly where `rows * cols` sequential
+    /// draws would), and p = 0, p = 1 and p on a possible `u`.
+    fn numpy_every_kernel_case(rows: usize, cols: usize, seed: u64, skip: u64, p: f64) {
+        let mut want = NumpyRandom::new(seed);
+        want.advance(skip);
+        let start = want.clone();
+        let mut cells = vec![];
+        for _ in 0..2 * rows * cols {
+            cells.push(want.next_f64() < p);
+        }
+        for simd in Simd::available() {
+            for kernel in PcgKernel::available() {
+                let mut rng = start.clone();
+                for (round, cells) in cells.chunks(rows * cols).enumerate() {
+                    let mut g = Grid::new(rows, cols).unwrap();
+                    // Leftovers of an earlier fill must not survive.
+                    g.raw_mut().fill(!0);
+                    fill_numpy_on(simd, kernel, &mut g, p, &mut rng).unwrap();
+                    for y in 0..rows {
+                        for x in 0..cols {
+                            assert_eq!(
+                                g.get(y, x),
+                                cells[y * cols + x],
+                                "{simd} {} {rows}x{cols} seed {seed} skip {skip} p {p} \
+                                 round {round} cell ({y}, {x})",
+                                kernel.name()
+                            );
+                        }
+                    }
+                    assert!(outside_is_zero(&g), "{simd} {}", kernel.name());
+                }
+                assert_eq!(rng, want, "{simd} {} stream position", kernel.name());
+            }
+        }
+    }
+
+    #[test]
+    fn numpy_every_kernel_hand_cases() {
+        let on_u = 0x1234_5678_9abc_du64 as f64 / (1u64 << 53) as f64;
+        for (rows, cols) in [
+            (1, 1),
+            (1, 7),
+            (3, 63),
+            (2, 65),
+            (90, 140),
+            (5, 200),
+            (1, 129),
+        ] {
+            for p in [0.0, 1.0, 0.45, on_u, 1e-9, 1.0 - 1e-12] {
+                numpy_every_kernel_case(rows, cols, 42, 0, p);
+            }
+        }
+        numpy_every_kernel_case(90, 140, (1 << 40) + 7, 12_345, 0.45);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        #[test]
+        fn numpy_every_kernel_matches_float_oracle(
+            rows in prop_oneof![1usize..4, 60usize..91],
+            cols in prop_oneof![1usize..200, Just(64), Just(140)],
+            seed: u64, skip in prop_oneof![Just(0u64), 0u64..200, any::<u64>()],
+            p_num in 0u64..=(1 << 53), exact in any::<bool>()) {
+            let p = if exact {
+                p_num as f64 / (1u64 << 53) as f64
+            } else {
+                (p_num as f64 + 0.37) / ((1u64 << 53) as f64 + 1.0)
+            };
+            numpy_every_kernel_case(rows, cols, seed, skip, p);
+        }
+    }
+
     // ---- bernoulli ----
 
     /// The documented stream layout, one cell at a time with scalar rand_xoshiro generators and
