@@ -2,7 +2,8 @@
 //!
 //! Three fills, all writing every cell of the grid and keeping padding/guard bits zero:
 //! - [`fill_numpy`]: numpy's `default_rng(seed).random((rows, cols)) < p`, bit exact, to
-//!   reproduce the chapter's published numbers. PCG64 jump-ahead chains, in vector lanes on AVX-512.
+//!   reproduce the chapter's published numbers. PCG64 jump-ahead chains, in vector lanes from
+//!   AVX2 on.
 //! - [`fill_bernoulli`]: each cell WALL independently with probability `p`, 64 cells per random
 //!   word (the throughput fill), one grid at a time or, through [`bernoulli_lanes`], straight
 //!   into the lanes of a batch of caves.
@@ -98,10 +99,10 @@ pub fn fill_numpy(grid: &mut Grid, p: f64, seed: u64) -> Result<(), FillError> {
 /// cells are exactly the sequential stream's. Cells are decided in row-major order and
 /// packed 64 to a word, then unpacked into rows (as the xoshiro fills do).
 /// Runs on the process's SIMD path ([`Simd::active`]) with the PCG kernel
-/// [`PcgKernel::for_path`] picks for it: on AVX-512 the chains run in vector lanes (8 per
-/// vector, 32 in all; IFMA 52-bit limbs where the CPU has them, else 32-bit limbs), see
-/// [`crate::simd::PcgKernel`]; 90x140 went from 21.2 to 7.9 us per cave with IFMA.
-/// Elsewhere the scalar chains: the clones with BMI2 get `mulx`, `rorx` and `shlx` for the
+/// [`PcgKernel::for_path`] picks for it: on AVX-512 and AVX2 the chains run in vector lanes
+/// (8 or 4 per vector, 32 or 16 in all; IFMA 52-bit limbs where the CPU has them, else 32-bit
+/// limbs), see [`crate::simd::PcgKernel`]; 90x140 went from 21.2 to 7.9 us per cave with
+/// IFMA. On SSE2 and the scalar path, the scalar chains: the clones with BMI2 get `mulx`, `rorx` and `shlx` for the
 /// 128-bit steps. Per cell: 3 multiplies (the 128-bit product's low half: `mulx` + 2 `imul`,
 /// all on one port on current x86, so ~3 cycles per cell is the floor of the scalar method),
 /// add/adc, the XSL-RR output (xor, shift, rotate), one compare against `threshold << 11` and

@@ -93,17 +93,18 @@ impl PcgKernel {
     }
 
     /// The kernel production uses on a SIMD path: the fastest one the path's features allow,
-    /// as measured per 90x140 cave (`cargo run --release --example gen_stages numpy`, thread
-    /// CPU time, Sapphire Rapids at 2.3 GHz, loaded machine): IFMA 7.9 us, AVX-512 32-bit limbs
-    /// 12.7 us, scalar chains 19.4 us, AVX2 32-bit limbs 19.6 us. The AVX2 kernel (38 ops per
-    /// 4 cells for the step) does not beat the scalar chains there, so the AVX2 path keeps the
-    /// scalar ones; the AVX2 kernel stays tested for the record and for CPUs where `vpmuludq`
-    /// is cheaper relative to `mulx`.
+    /// as measured per 90x140 cave (`CAVESWEEP_SIMD=avx2 cargo run --release --example
+    /// gen_stages numpy`, thread CPU time, min/median, Sapphire Rapids at 2.3 GHz): IFMA
+    /// 7.9 us, AVX-512 32-bit limbs 12.7 us, and in the AVX2 clone scalar chains 19.4/19.9 us
+    /// against AVX2 32-bit limbs 19.7/20.1 us on a quiet core. A tie there, but with the
+    /// other core's hyperthread busy (six runs) the scalar chains' medians were 30-39 us and
+    /// the AVX2 kernel's 27-29 us (it leaves the scalar multiplier alone), so AVX2 gets it.
     pub fn for_path(path: Path) -> PcgKernel {
         let k = match path {
             Path::Avx512 | Path::Avx512Vbmi2 if PcgKernel::Ifma.supported() => PcgKernel::Ifma,
             Path::Avx512 | Path::Avx512Vbmi2 => PcgKernel::Avx512,
-            Path::Avx2 | Path::Avx2SlowPdep | Path::Sse2 | Path::Scalar => PcgKernel::Scalar,
+            Path::Avx2 | Path::Avx2SlowPdep => PcgKernel::Avx2,
+            Path::Sse2 | Path::Scalar => PcgKernel::Scalar,
         };
         if k.supported() { k } else { PcgKernel::Scalar }
     }
