@@ -70,11 +70,12 @@ for pr in presets.split():
                              ("step_cells_median", "step cells/s", "")]:
         a, n = med(b["portable"][pr], key), med(b["native"][pr], key)
         p(f"| {pr} | {label} | {a:,.0f} | {n:,.0f} | {a / n:.3f} |")
-    for key in ["fill_us", "passes_us", "measure_us", "total_us"]:
+    for key in ["fill_us", "passes_us", "copy_us", "measure_us", "measure_one_us", "total_us"]:
         a, n = med(s["portable"][pr], key), med(s["native"][pr], key)
         if n > 0:
             # Times: the ratio is native/portable so that, as above, > 1 means portable is faster.
-            p(f"| {pr} | {key[:-3]} us per cave | {a:.3f} | {n:.3f} | {n / a:.3f} |")
+            label = {"measure_one": "measure one cave at a time"}.get(key[:-3], key[:-3])
+            p(f"| {pr} | {label} us per cave | {a:.3f} | {n:.3f} | {n / a:.3f} |")
 text = "\n".join(lines) + "\n"
 print(text)
 if out_md:

@@ -213,7 +213,12 @@ pub struct Stages {
     /// Copying caves out of SIMD lanes to their grids (0 when caves are made one at a time).
     pub copy: f64,
     pub post: f64,
+    /// Measuring as the pipeline does: a whole lane batch at once where the recipe allows
+    /// (see [`crate::generate`]), else cave by cave.
     pub measure: f64,
+    /// Measuring one cave at a time ([`Measurer::measure`]), as the tail of a range and recipes
+    /// that are not batched do.
+    pub measure_one: f64,
     /// The whole pipeline, measured on its own (so not exactly the sum).
     pub total: f64,
 }
@@ -229,8 +234,8 @@ pub fn stage_times(
 ) -> Result<Stages, RecipeError> {
     let mut g = Generator::with_simd(recipe, metrics, simd)?;
     let us = |d: Duration, n: u64| d.as_secs_f64() * 1e6 / n.max(1) as f64;
-    let (mut fill, mut passes, mut copy, mut post, mut meas, mut total) =
-        (vec![], vec![], vec![], vec![], vec![], vec![]);
+    let (mut fill, mut passes, mut copy, mut post, mut meas, mut meas1, mut total) =
+        (vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
     let mut base = 0u64;
     // Caves to measure on their own: a ring of them, so the measurer reads memory as it would.
     let caves: Vec<Grid> = {
@@ -266,7 +271,8 @@ pub fn stage_times(
         copy.push(us(t.copy, t.caves));
         post.push(us(t.post, t.caves));
         let mut v = crate::measure::EMPTY_VALUES;
-        meas.push(
+        meas.push(pipeline_measure_us(&mut g, slice, base + (1 << 44)));
+        meas1.push(
             1e6 / rate(slice, |i| {
                 m.measure(&caves[i as usize % caves.len()], &cfg, &mut v);
                 std::hint::black_box(&v);
@@ -281,8 +287,40 @@ pub fn stage_times(
         copy: Spread::of(copy).median,
         post: Spread::of(post).median,
         measure: Spread::of(meas).median,
+        measure_one: Spread::of(meas1).median,
         total: Spread::of(total).median,
     })
+}
+
+/// Microseconds per cave spent measuring the caves `base + i * CHUNK ..` as the pipeline does,
+/// for about `budget`. The clock runs from the first cave of each batch to the end of the last
+/// one's measuring, so it holds the batch's measuring and none of its generation.
+fn pipeline_measure_us(g: &mut Generator, budget: Duration, base: u64) -> f64 {
+    let batch = g.batch_size() as u64;
+    debug_assert_eq!(CHUNK % batch, 0, "whole batches per chunk");
+    let mut v = crate::measure::EMPTY_VALUES;
+    let (mut spent, mut caves) = (Duration::ZERO, 0u64);
+    let start = Instant::now();
+    while start.elapsed() < budget {
+        let from = base + caves;
+        let mut t0 = None;
+        let _ = g
+            .generate(from..from + CHUNK, |c| {
+                let k = (c.seed - from) % batch;
+                if k == 0 {
+                    t0 = Some(Instant::now());
+                }
+                c.measure(&mut v);
+                std::hint::black_box(&v);
+                if k == batch - 1 {
+                    spent += t0.take().map_or(Duration::ZERO, |t| t.elapsed());
+                }
+                std::ops::ControlFlow::Continue(())
+            })
+            .expect("fill");
+        caves += CHUNK;
+    }
+    spent.as_secs_f64() * 1e6 / caves.max(1) as f64
 }
 
 /// Caves per second of `recipe`'s whole pipeline on every SIMD path this CPU runs, one
