@@ -869,7 +869,7 @@ mod tests {
 
     #[test]
     fn numpy_every_kernel_hand_cases() {
-        let on_u = 0x1234_5678_9abc_du64 as f64 / (1u64 << 53) as f64;
+        let on_u = 0x0001_2345_6789_abcd_u64 as f64 / (1u64 << 53) as f64;
         for (rows, cols) in [
             (1, 1),
             (1, 7),
