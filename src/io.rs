@@ -158,7 +158,8 @@ impl AtomicFile {
             target,
             tmp,
             perms,
-            file: Some(BufWriter::new(file)),
+            // Large writes: a grid sweep streams hundreds of MB of rows in ~2 KB pieces.
+            file: Some(BufWriter::with_capacity(256 << 10, file)),
         })
     }
 

@@ -24,7 +24,8 @@ pub fn push_num(out: &mut Vec<u8>, v: f64) {
     if v.is_nan() {
         return;
     }
-    if v.fract() == 0.0 && v.abs() < 9.0e15 {
+    // An integer test without `fract()`, which is a libm call in baseline x86-64 code.
+    if v.abs() < 9.0e15 && (v as i64) as f64 == v {
         out.extend_from_slice(itoa::Buffer::new().format(v as i64).as_bytes());
     } else {
         out.extend_from_slice(ryu::Buffer::new().format(v).as_bytes());
@@ -244,6 +245,10 @@ mod tests {
             String::from_utf8(o).unwrap()
         };
         assert_eq!(s(3.0), "3");
+        assert_eq!(s(-0.0), "0");
+        assert_eq!(s(-7.0), "-7");
+        assert_eq!(s(-7.5), "-7.5");
+        assert_eq!(s(1e16), "1e16");
         assert_eq!(s(0.45), "0.45");
         assert_eq!(s(f64::NAN), "");
         assert_eq!(s(1.0 / 3.0).parse::<f64>().unwrap(), 1.0 / 3.0);

@@ -20,6 +20,7 @@ use std::io::Write;
 use std::ops::{ControlFlow, Range};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
@@ -31,7 +32,7 @@ use super::{Outcome, PerSeed, Plan, Report, RunOptions, Shard, SweepError};
 use crate::failpoint;
 use crate::fanout;
 use crate::store::files::{self, FileRecord, Output};
-use crate::store::{Identity, PointRecord, RangeSet, Store};
+use crate::store::{Identity, PointRecord, RangeSet, SideWriter, Store};
 
 /// The final files of a sweep folder (`seeds.csv` only with `--per-seed all|kept`).
 pub const OUTPUTS: [&str; 5] = [
@@ -145,6 +146,123 @@ pub struct SweepState<'p> {
     fresh: bool,
     /// The final files being written as points close (fresh folders only).
     stream: Option<Stream>,
+    /// The checkpoint thread, while [`SweepState::run`] runs its chunks.
+    background: Option<Background>,
+}
+
+/// Checkpoints written on a thread of their own while a sweep runs, through a second connection
+/// to the store. Why: a checkpoint of a 100,000-point grid stores ~20,000 closed points at once
+/// (tens of MB, tens to hundreds of ms with its fsyncs); done on the collector thread, it left
+/// the collector unable to take results, and the workers, their backlog full, waiting for it.
+/// At most one checkpoint is in flight: while it is written, the next one waits (the collector
+/// keeps gathering what changed) instead of blocking anybody.
+struct Background {
+    jobs: Option<mpsc::Sender<CheckpointJob>>,
+    results: mpsc::Receiver<Result<(), SweepError>>,
+    busy: bool,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Everything one checkpoint writes: consistent as of the moment the collector made it.
+struct CheckpointJob {
+    points: Vec<PointRecord>,
+    rows: Vec<(u64, u64, Vec<u8>)>,
+    manifest: Vec<u8>,
+}
+
+impl Background {
+    fn start(store: &Store) -> Result<Background, SweepError> {
+        let mut side = store.side_writer()?;
+        let dir = store.dir().to_path_buf();
+        let (jobs, rx) = mpsc::channel::<CheckpointJob>();
+        let (tx, results) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("cavesweep-checkpoint".into())
+            .spawn(move || {
+                for job in rx {
+                    let r = write_checkpoint(&mut side, &dir, &job);
+                    let failed = r.is_err();
+                    if tx.send(r).is_err() || failed {
+                        break;
+                    }
+                }
+            })
+            .map_err(|e| store_err(format!("cannot start the checkpoint thread: {e}")))?;
+        Ok(Background {
+            jobs: Some(jobs),
+            results,
+            busy: false,
+            thread: Some(thread),
+        })
+    }
+
+    /// Whether a checkpoint is still being written; the error of one that failed.
+    fn poll(&mut self) -> Result<bool, SweepError> {
+        if !self.busy {
+            return Ok(false);
+        }
+        match self.results.try_recv() {
+            Ok(r) => {
+                self.busy = false;
+                r.map(|()| false)
+            }
+            Err(mpsc::TryRecvError::Empty) => Ok(true),
+            Err(mpsc::TryRecvError::Disconnected) => {
+                Err(store_err("the checkpoint thread stopped unexpectedly"))
+            }
+        }
+    }
+
+    fn send(&mut self, job: CheckpointJob) -> Result<(), SweepError> {
+        let sent = self.jobs.as_ref().map(|j| j.send(job).is_ok());
+        if sent != Some(true) {
+            return Err(store_err("the checkpoint thread stopped unexpectedly"));
+        }
+        self.busy = true;
+        Ok(())
+    }
+
+    /// Wait for the checkpoint in flight and end the thread; its error, if it failed.
+    fn stop(mut self) -> Result<(), SweepError> {
+        drop(self.jobs.take());
+        let r = if self.busy {
+            self.results
+                .recv()
+                .unwrap_or_else(|_| Err(store_err("the checkpoint thread stopped unexpectedly")))
+        } else {
+            Ok(())
+        };
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        r
+    }
+}
+
+/// One checkpoint's transaction, then the manifest that follows it (see
+/// [`SweepState::checkpoint`]).
+fn write_checkpoint(
+    side: &mut SideWriter,
+    dir: &Path,
+    job: &CheckpointJob,
+) -> Result<(), SweepError> {
+    let batch = side.begin()?;
+    for rec in &job.points {
+        batch.put_point(rec)?;
+    }
+    for (id, n, data) in &job.rows {
+        batch.put_rows(*id, *n, data)?;
+    }
+    batch.commit()?;
+    failpoint::kill("checkpoint");
+    files::write_output(dir, "manifest.json", |w| w.write_all(&job.manifest))
+        .map(drop)
+        .map_err(|e| {
+            store_err(format!(
+                "cannot write {}: {e}",
+                dir.join("manifest.json").display()
+            ))
+        })
 }
 
 /// The three per-point final files of a fresh sweep, written while it runs: each closed point's
@@ -249,6 +367,7 @@ impl<'p> SweepState<'p> {
             threads: opts.threads.max(1),
             fresh: false,
             stream: None,
+            background: None,
         };
         for p in 0..n {
             let m = share.owned(p);
@@ -571,7 +690,8 @@ impl<'p> SweepState<'p> {
                 self.stream = Some(self.start_stream()?);
             }
             let (share, rows) = (self.share, self.stream.is_some());
-            fanout::run(
+            self.background = Some(Background::start(&self.store)?);
+            let ran = fanout::run(
                 opts.threads,
                 stop,
                 jobs,
@@ -590,7 +710,10 @@ impl<'p> SweepState<'p> {
                     progress(self.seeds_done, self.seeds_total);
                     Ok::<_, SweepError>(ControlFlow::Continue(()))
                 },
-            )?;
+            );
+            let stopped = self.background.take().map_or(Ok(()), Background::stop);
+            ran?;
+            stopped?;
         }
         if self.is_complete() {
             self.finish()?;
@@ -720,6 +843,11 @@ impl<'p> SweepState<'p> {
         if !now && !due {
             return Ok(());
         }
+        if let Some(mut bg) = self.background.take() {
+            let r = self.checkpoint_in_background(&mut bg, now);
+            self.background = Some(bg);
+            return r;
+        }
         let batch = self.store.begin()?;
         for rec in &self.pending_closed {
             batch.put_point(rec)?;
@@ -753,6 +881,46 @@ impl<'p> SweepState<'p> {
         })
         .map_err(|e| self.io_err("manifest.json", e))?;
         Ok(())
+    }
+
+    /// [`SweepState::checkpoint`] through the checkpoint thread: hand it what changed, unless
+    /// the previous checkpoint is still being written (then later, or, when `now`, after it).
+    fn checkpoint_in_background(
+        &mut self,
+        bg: &mut Background,
+        now: bool,
+    ) -> Result<(), SweepError> {
+        if bg.poll()? {
+            if !now {
+                return Ok(());
+            }
+            bg.busy = true;
+            let r = bg.results.recv();
+            bg.busy = false;
+            r.unwrap_or_else(|_| Err(store_err("the checkpoint thread stopped unexpectedly")))?;
+        }
+        let mut points = std::mem::take(&mut self.pending_closed);
+        for (&p, o) in self.open.iter().filter(|(_, o)| o.dirty) {
+            points.push(PointRecord {
+                point: p as u64,
+                closed: false,
+                seeds: o.stats.seeds,
+                passed: o.stats.passed,
+                done: o.done.ranges().to_vec(),
+                stats: o.stats.encode(),
+            });
+        }
+        let rows = std::mem::take(&mut self.pending_rows);
+        self.pending_row_bytes = 0;
+        self.open.values_mut().for_each(|o| o.dirty = false);
+        self.dirty = false;
+        self.last_save = Some(Instant::now());
+        let manifest = self.manifest(false)?;
+        bg.send(CheckpointJob {
+            points,
+            rows,
+            manifest,
+        })
     }
 
     fn io_err(&self, name: &str, e: std::io::Error) -> SweepError {
