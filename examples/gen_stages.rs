@@ -9,13 +9,14 @@
 use std::hint::black_box;
 use std::ops::ControlFlow;
 
-use cavesweep::fill::fill_numpy;
+use cavesweep::fill::{fill_numpy, fill_numpy_on};
 use cavesweep::generate::Generator;
 use cavesweep::grid::Grid;
 use cavesweep::kernel::batch::Lanes;
 use cavesweep::measure::MetricSet;
 use cavesweep::presets::preset;
-use cavesweep::simd::Simd;
+use cavesweep::rng::NumpyRandom;
+use cavesweep::simd::{PcgKernel, Simd};
 
 #[path = "common/mod.rs"]
 mod common;
@@ -80,6 +81,18 @@ fn main() {
             black_box(&g);
         });
         println!("{simd}: numpy fill 90x140: {a:.3}/{b:.3} us per cave");
+        // Every PCG kernel this CPU runs, in this path's clone (what `for_path` chose is above).
+        for k in PcgKernel::available() {
+            let (a, b) = time(reps.min(40), 200, 1, |i| {
+                let mut rng = NumpyRandom::new(i as u64);
+                fill_numpy_on(simd, k, &mut g, 0.45, &mut rng).unwrap();
+                black_box(&g);
+            });
+            println!(
+                "{simd}: numpy fill 90x140, kernel {}: {a:.3}/{b:.3} us per cave",
+                k.name()
+            );
+        }
     }
     for name in ["nethack-mines", "chapter-strict"] {
         if !want(if name == "nethack-mines" {

@@ -2,7 +2,8 @@
 //!
 //! Three fills, all writing every cell of the grid and keeping padding/guard bits zero:
 //! - [`fill_numpy`]: numpy's `default_rng(seed).random((rows, cols)) < p`, bit exact, to
-//!   reproduce the chapter's published numbers. One PCG64 step per cell (slow, sequential).
+//!   reproduce the chapter's published numbers. PCG64 jump-ahead chains, in vector lanes from
+//!   AVX2 on.
 //! - [`fill_bernoulli`]: each cell WALL independently with probability `p`, 64 cells per random
 //!   word (the throughput fill), one grid at a time or, through [`bernoulli_lanes`], straight
 //!   into the lanes of a batch of caves.
@@ -48,7 +49,7 @@ use rand_core::Rng;
 
 use crate::grid::Grid;
 use crate::rng::{LaneXoshiro, NumpyRandom, SLOTS, slot_states, uniform_below};
-use crate::simd::{Isa, Lane, Simd, Task};
+use crate::simd::{Isa, Lane, PcgKernel, Simd, Task};
 
 /// Why a fill could not be done.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -97,31 +98,53 @@ pub fn fill_numpy(grid: &mut Grid, p: f64, seed: u64) -> Result<(), FillError> {
 /// chain `j` produces draws `j, j + CHAINS, ...`, the chains are independent work, and the
 /// cells are exactly the sequential stream's. Cells are decided in row-major order and
 /// packed 64 to a word, then unpacked into rows (as the xoshiro fills do).
-/// Runs on the process's SIMD path ([`Simd::active`]): the clones with BMI2 get `mulx`,
-/// `rorx` and `shlx` for the 128-bit steps. Per cell: 3 multiplies (the 128-bit product's low
-/// half: `mulx` + 2 `imul`, all on one port on current x86, so ~3 cycles per cell is the floor
-/// of this scalar method), add/adc, the XSL-RR output (xor, shift, rotate), one compare
-/// against `threshold << 11` and one `adc` into the word (bit-reversed once per word).
-/// Measured 24.7 -> 21.0 us per 90x140 cave for the compare/`adc` form against
-/// setb/shift/or per cell. Going much lower needs the multiplies in vector lanes
-/// (AVX-512 `vpmullq`/IFMA), not done.
+/// Runs on the process's SIMD path ([`Simd::active`]) with the PCG kernel
+/// [`PcgKernel::for_path`] picks for it: on AVX-512 and AVX2 the chains run in vector lanes
+/// (8 or 4 per vector, 32 or 16 in all; IFMA 52-bit limbs where the CPU has them, else 32-bit
+/// limbs), see [`crate::simd::PcgKernel`]; 90x140 went from 21.2 to 7.9 us per cave with
+/// IFMA. On SSE2 and the scalar path, the scalar chains: the clones with BMI2 get `mulx`, `rorx` and `shlx` for the
+/// 128-bit steps. Per cell: 3 multiplies (the 128-bit product's low half: `mulx` + 2 `imul`,
+/// all on one port on current x86, so ~3 cycles per cell is the floor of the scalar method),
+/// add/adc, the XSL-RR output (xor, shift, rotate), one compare against `threshold << 11` and
+/// one `adc` into the word (bit-reversed once per word). Measured 24.7 -> 21.0 us per 90x140
+/// cave for the compare/`adc` form against setb/shift/or per cell.
 pub fn fill_numpy_with(grid: &mut Grid, p: f64, rng: &mut NumpyRandom) -> Result<(), FillError> {
+    let simd = Simd::active();
+    fill_numpy_on(simd, PcgKernel::for_path(simd.path()), grid, p, rng)
+}
+
+/// [`fill_numpy_with`] on a chosen SIMD clone and PCG kernel (for the tests and probes that
+/// check and time every kernel; production takes [`PcgKernel::for_path`] of
+/// [`Simd::active`]). The cells are the same whatever the choice. Panics if the CPU lacks
+/// `kernel`'s features.
+pub fn fill_numpy_on(
+    simd: Simd,
+    kernel: PcgKernel,
+    grid: &mut Grid,
+    p: f64,
+    rng: &mut NumpyRandom,
+) -> Result<(), FillError> {
     check_p(p)?;
-    struct T<'a>(&'a mut Grid, f64, &'a mut NumpyRandom);
+    assert!(
+        kernel.supported(),
+        "PCG kernel {} not supported",
+        kernel.name()
+    );
+    struct T<'a>(&'a mut Grid, f64, &'a mut NumpyRandom, PcgKernel);
     impl Task for T<'_> {
         type Output = ();
         #[inline(always)]
         fn run<I: Isa>(self) {
-            numpy_chains(self.0, self.1, self.2)
+            numpy_chains(self.0, self.1, self.2, self.3)
         }
     }
-    Simd::active().run(T(grid, p, rng));
+    simd.run(T(grid, p, rng, kernel));
     Ok(())
 }
 
 /// The body of [`fill_numpy_with`] (`p` checked).
 #[inline(always)]
-fn numpy_chains(grid: &mut Grid, p: f64, rng: &mut NumpyRandom) {
+fn numpy_chains(grid: &mut Grid, p: f64, rng: &mut NumpyRandom, kernel: PcgKernel) {
     let threshold = (p * (1u64 << 53) as f64).ceil() as u64;
     let (rows, cols, wpr, stride) = (
         grid.rows(),
@@ -130,8 +153,25 @@ fn numpy_chains(grid: &mut Grid, p: f64, rng: &mut NumpyRandom) {
         grid.stride(),
     );
     let n = rows * cols;
-    let (words, _) = packed_shape(rows, cols);
+    let (words, last_mask) = packed_shape(rows, cols);
     let (state, inc) = rng.state();
+    let data = grid.raw_mut();
+    // `m < threshold` with `m = out >> 11` is `out < threshold * 2^11`, one compare, when that
+    // fits in 64 bits (threshold < 2^53, i.e. p < 1); p = 1 (threshold 2^53) is all WALL.
+    if threshold >= 1 << 53 {
+        data[..words].fill(!0);
+    } else if !kernel.fill_words(&mut data[..words], state, inc, threshold << 11) {
+        scalar_chains(&mut data[..words], n, state, inc, threshold << 11);
+    }
+    data[words - 1] &= last_mask;
+    unpack_rows(data, rows, cols, wpr, stride);
+    rng.advance(n as u64);
+}
+
+/// The scalar kernel: [`CHAINS`] interleaved 128-bit chains (see [`fill_numpy_with`]), cells
+/// `0..n` into the packed `words`.
+#[inline(always)]
+fn scalar_chains(words: &mut [u64], n: usize, state: u128, inc: u128, t: u64) {
     // Chain j starts at the state that produces draw j.
     let mut st = [0u128; CHAINS];
     let mut s = state;
@@ -140,13 +180,8 @@ fn numpy_chains(grid: &mut Grid, p: f64, rng: &mut NumpyRandom) {
         *c = s;
     }
     let (a, c) = crate::rng::pcg_jump(CHAINS as u64, inc);
-    let data = grid.raw_mut();
-    // `m < threshold` with `m = out >> 11` is `out < threshold * 2^11`, one compare, when that
-    // fits in 64 bits (threshold < 2^53, i.e. p < 1); p = 1 (threshold 2^53) is all WALL.
-    let all = threshold >= 1 << 53;
-    let t = if all { 0 } else { threshold << 11 };
     let mut cell = 0;
-    for word in data[..words].iter_mut() {
+    for word in words.iter_mut() {
         let take = (n - cell).min(64);
         // Cells enter at the bottom, each shifting the earlier ones up (`bits + bits + wall`,
         // which LLVM turns into `cmp` + `adc`: 2 ops per cell instead of setb, movzx, shift,
@@ -155,7 +190,7 @@ fn numpy_chains(grid: &mut Grid, p: f64, rng: &mut NumpyRandom) {
         let mut bits = 0u64;
         for _ in (0..take).step_by(CHAINS) {
             for s in st.iter_mut() {
-                let wall = (crate::rng::pcg_output(*s) < t) | all;
+                let wall = crate::rng::pcg_output(*s) < t;
                 bits = bits.wrapping_add(bits).wrapping_add(wall as u64);
                 *s = s.wrapping_mul(a).wrapping_add(c);
             }
@@ -170,8 +205,6 @@ fn numpy_chains(grid: &mut Grid, p: f64, rng: &mut NumpyRandom) {
         };
         cell += take;
     }
-    unpack_rows(data, rows, cols, wpr, stride);
-    rng.advance(n as u64);
 }
 
 /// Interleaved PCG64 chains of the numpy fill (see [`fill_numpy_with`]).
@@ -796,6 +829,81 @@ mod tests {
                 }
             }
             prop_assert!(outside_is_zero(&g));
+        }
+    }
+
+    /// Every SIMD clone with every PCG kernel the CPU runs, against the float oracle (the
+    /// sequential stream, `u < p` per cell): shapes from 1x1 through widths that are not
+    /// multiples of 64 or of any kernel's chain count, streams already advanced, two fills in
+    /// a row from one stream (the first must leave it exactly where `rows * cols` sequential
+    /// draws would), and p = 0, p = 1 and p on a possible `u`.
+    fn numpy_every_kernel_case(rows: usize, cols: usize, seed: u64, skip: u64, p: f64) {
+        let mut want = NumpyRandom::new(seed);
+        want.advance(skip);
+        let start = want.clone();
+        let mut cells = vec![];
+        for _ in 0..2 * rows * cols {
+            cells.push(want.next_f64() < p);
+        }
+        for simd in Simd::available() {
+            for kernel in PcgKernel::available() {
+                let mut rng = start.clone();
+                for (round, cells) in cells.chunks(rows * cols).enumerate() {
+                    let mut g = Grid::new(rows, cols).unwrap();
+                    // Leftovers of an earlier fill must not survive.
+                    g.raw_mut().fill(!0);
+                    fill_numpy_on(simd, kernel, &mut g, p, &mut rng).unwrap();
+                    for y in 0..rows {
+                        for x in 0..cols {
+                            assert_eq!(
+                                g.get(y, x),
+                                cells[y * cols + x],
+                                "{simd} {} {rows}x{cols} seed {seed} skip {skip} p {p} \
+                                 round {round} cell ({y}, {x})",
+                                kernel.name()
+                            );
+                        }
+                    }
+                    assert!(outside_is_zero(&g), "{simd} {}", kernel.name());
+                }
+                assert_eq!(rng, want, "{simd} {} stream position", kernel.name());
+            }
+        }
+    }
+
+    #[test]
+    fn numpy_every_kernel_hand_cases() {
+        let on_u = 0x0001_2345_6789_abcd_u64 as f64 / (1u64 << 53) as f64;
+        for (rows, cols) in [
+            (1, 1),
+            (1, 7),
+            (3, 63),
+            (2, 65),
+            (90, 140),
+            (5, 200),
+            (1, 129),
+        ] {
+            for p in [0.0, 1.0, 0.45, on_u, 1e-9, 1.0 - 1e-12] {
+                numpy_every_kernel_case(rows, cols, 42, 0, p);
+            }
+        }
+        numpy_every_kernel_case(90, 140, (1 << 40) + 7, 12_345, 0.45);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        #[test]
+        fn numpy_every_kernel_matches_float_oracle(
+            rows in prop_oneof![1usize..4, 60usize..91],
+            cols in prop_oneof![1usize..200, Just(64), Just(140)],
+            seed: u64, skip in prop_oneof![Just(0u64), 0u64..200, any::<u64>()],
+            p_num in 0u64..=(1 << 53), exact in any::<bool>()) {
+            let p = if exact {
+                p_num as f64 / (1u64 << 53) as f64
+            } else {
+                (p_num as f64 + 0.37) / ((1u64 << 53) as f64 + 1.0)
+            };
+            numpy_every_kernel_case(rows, cols, seed, skip, p);
         }
     }
 

@@ -29,9 +29,9 @@ use crate::grid::Grid;
 use crate::kernel::{self, Stepper, batch::LaneBuf};
 use crate::measure::{Lazy, MeasureConfig, Measurer, Metric, MetricSet, Values};
 use crate::recipe::{Fill, Recipe, RecipeError};
-use crate::rng::{CaveRng, RngKind, cave_rng};
+use crate::rng::{CaveRng, NumpyRandom, RngKind, cave_rng};
 use crate::rule::Pass;
-use crate::simd::{Isa, Lane, Simd, Task};
+use crate::simd::{Isa, Lane, PcgKernel, Simd, Task};
 
 /// A batch of fewer caves than this is made one cave at a time (see the module docs): with 13
 /// steps on AVX-512, the 2 caves of a 10-seed grid point's second batch cost a quarter of a
@@ -310,7 +310,10 @@ impl Generator {
         // with the numpy RNG the fill replays numpy and the rest uses the seed's
         // xoshiro stream.
         match (r.fill, r.rng) {
-            (Fill::Bernoulli { p }, RngKind::Numpy) => fill::fill_numpy(g, p, seed)?,
+            (Fill::Bernoulli { p }, RngKind::Numpy) => {
+                let kernel = PcgKernel::for_path(self.simd.path());
+                fill::fill_numpy_on(self.simd, kernel, g, p, &mut NumpyRandom::new(seed))?
+            }
             (Fill::Bernoulli { p }, RngKind::Xoshiro) => {
                 fill::fill_bernoulli(self.simd, g, p, rng)?
             }

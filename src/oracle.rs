@@ -7,9 +7,9 @@ use crate::fill;
 use crate::grid::Grid;
 use crate::measure::{self, MeasureConfig, MetricSet, Values};
 use crate::recipe::{Fill, Recipe};
-use crate::rng::{RngKind, cave_rng};
+use crate::rng::{NumpyRandom, RngKind, cave_rng};
 use crate::rule::{Border, Outside, Pass, Rule, Update};
-use crate::simd::Simd;
+use crate::simd::{PcgKernel, Simd};
 
 /// A byte grid: `cells[y * cols + x]` is 1 for WALL, 0 for FLOOR.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -171,8 +171,9 @@ pub struct OracleCave {
 }
 
 /// The whole pipeline of `recipe` for `seed` by the oracle, to compare with the production
-/// pipeline: the fill is production's (the fills have tests of their own), drawn from the same
-/// per-cave stream in the same order as `docs/variants.md` says; everything after it (passes,
+/// pipeline: the fill is production's on the scalar path (the fills have tests of their own),
+/// drawn from the same per-cave stream in the same order as `docs/variants.md` says;
+/// everything after it (passes,
 /// post-steps, which continue that stream, and the metrics of `metrics`) runs on bytes.
 ///
 /// Panics on a recipe that does not validate.
@@ -181,7 +182,13 @@ pub fn cave(recipe: &Recipe, seed: u64, metrics: MetricSet) -> OracleCave {
     let mut g = Grid::new(recipe.rows, recipe.cols).expect("validated shape");
     let mut rng = cave_rng(seed);
     match (recipe.fill, recipe.rng) {
-        (Fill::Bernoulli { p }, RngKind::Numpy) => fill::fill_numpy(&mut g, p, seed),
+        (Fill::Bernoulli { p }, RngKind::Numpy) => fill::fill_numpy_on(
+            Simd::SCALAR,
+            PcgKernel::Scalar,
+            &mut g,
+            p,
+            &mut NumpyRandom::new(seed),
+        ),
         (Fill::Bernoulli { p }, RngKind::Xoshiro) => {
             fill::fill_bernoulli(Simd::SCALAR, &mut g, p, &mut rng)
         }

@@ -30,8 +30,10 @@
 //! `avx2-slow-pdep` path, whose fill is a shift-based Kogge-Stone fill.
 
 mod lane;
+mod pcg;
 
 pub use lane::{Lane, W1, W2, W4, W8};
+pub use pcg::PcgKernel;
 
 use std::fmt;
 use std::sync::OnceLock;
@@ -229,6 +231,7 @@ impl Cpu {
                 "avx512vl",
                 "avx512vbmi",
                 "avx512vbmi2",
+                "avx512ifma",
                 "avx512vpopcntdq",
                 "avx512bitalg",
                 "gfni"
