@@ -852,15 +852,8 @@ impl<'p> SweepState<'p> {
         for rec in &self.pending_closed {
             batch.put_point(rec)?;
         }
-        for (&p, o) in self.open.iter().filter(|(_, o)| o.dirty) {
-            batch.put_point(&PointRecord {
-                point: p as u64,
-                closed: false,
-                seeds: o.stats.seeds,
-                passed: o.stats.passed,
-                done: o.done.ranges().to_vec(),
-                stats: o.stats.encode(),
-            })?;
+        for rec in Self::dirty_open_records(&self.open) {
+            batch.put_point(&rec)?;
         }
         for (id, n, data) in &self.pending_rows {
             batch.put_rows(*id, *n, data)?;
@@ -883,6 +876,22 @@ impl<'p> SweepState<'p> {
         Ok(())
     }
 
+    /// The records of the open points changed since the last checkpoint.
+    fn dirty_open_records(
+        open: &BTreeMap<usize, OpenPoint>,
+    ) -> impl Iterator<Item = PointRecord> + '_ {
+        open.iter()
+            .filter(|(_, o)| o.dirty)
+            .map(|(&p, o)| PointRecord {
+                point: p as u64,
+                closed: false,
+                seeds: o.stats.seeds,
+                passed: o.stats.passed,
+                done: o.done.ranges().to_vec(),
+                stats: o.stats.encode(),
+            })
+    }
+
     /// [`SweepState::checkpoint`] through the checkpoint thread: hand it what changed, unless
     /// the previous checkpoint is still being written (then later, or, when `now`, after it).
     fn checkpoint_in_background(
@@ -900,16 +909,7 @@ impl<'p> SweepState<'p> {
             r.unwrap_or_else(|_| Err(store_err("the checkpoint thread stopped unexpectedly")))?;
         }
         let mut points = std::mem::take(&mut self.pending_closed);
-        for (&p, o) in self.open.iter().filter(|(_, o)| o.dirty) {
-            points.push(PointRecord {
-                point: p as u64,
-                closed: false,
-                seeds: o.stats.seeds,
-                passed: o.stats.passed,
-                done: o.done.ranges().to_vec(),
-                stats: o.stats.encode(),
-            });
-        }
+        points.extend(Self::dirty_open_records(&self.open));
         let rows = std::mem::take(&mut self.pending_rows);
         self.pending_row_bytes = 0;
         self.open.values_mut().for_each(|o| o.dirty = false);
