@@ -10,7 +10,7 @@
 //! Cases, submitted together so their jobs share the node:
 //! - `--array=0-2` (arrays often start at 0) then the merge job: byte-identical to one machine;
 //! - the same with task 1 requeued (`scontrol requeue JOB_1`) while it runs: the failpoint
-//!   `chunk-done@2:hold` (set for that task's first run only) holds it mid-sweep until Slurm's
+//!   `chunk-start@3:hold` (set for that task's first run only) holds it mid-sweep until Slurm's
 //!   SIGTERM arrives, so the requeue hits a running sweep every time, without timing races;
 //! - `--array=1-7:3` with `--shard auto/6`: three tasks of two shards each;
 //! - a task cancelled before it ran: the merge job fails with one line naming shard 3/3.
@@ -613,7 +613,7 @@ fn slurm_arrays_requeue_steps_and_missing_shards() {
     fs::write(
         &wrapper,
         format!(
-            "#!/bin/sh\nif [ \"$SLURM_ARRAY_TASK_ID\" = 1 ] && [ \"${{SLURM_RESTART_COUNT:-0}}\" = 0 ]; then\n  export CAVESWEEP_FAILPOINT=chunk-done@2:hold\nfi\nexec '{}' \"$@\"\n",
+            "#!/bin/sh\nif [ \"$SLURM_ARRAY_TASK_ID\" = 1 ] && [ \"${{SLURM_RESTART_COUNT:-0}}\" = 0 ]; then\n  export CAVESWEEP_FAILPOINT=chunk-start@3:hold\nfi\nexec '{}' \"$@\"\n",
             bin.display()
         ),
     )

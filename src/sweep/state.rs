@@ -697,6 +697,11 @@ impl<'p> SweepState<'p> {
                 jobs,
                 Worker::default,
                 |w, id| {
+                    // A test hook: hold a worker mid-sweep until stopped (a Slurm requeue).
+                    failpoint::hold("chunk-start", stop);
+                    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        return None;
+                    }
                     let mode = if share.owned(plan.chunk(id).0) == 1 {
                         Mode::Whole { rows }
                     } else {
@@ -706,7 +711,6 @@ impl<'p> SweepState<'p> {
                 },
                 |r| {
                     self.add(r)?;
-                    failpoint::hold("chunk-done", stop);
                     progress(self.seeds_done, self.seeds_total);
                     Ok::<_, SweepError>(ControlFlow::Continue(()))
                 },
