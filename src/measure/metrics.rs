@@ -62,6 +62,8 @@ fn boundary_in<V: Lane>(lay: &Layout, f: &[u64]) -> u64 {
 pub(crate) struct Bfs {
     a: Vec<u64>,
     b: Vec<u64>,
+    /// [`Bfs::reaches_narrow`]: the FLOOR cells in no all-FLOOR 2x2 square.
+    narrow: Vec<u64>,
 }
 
 /// What a BFS found.
@@ -176,6 +178,146 @@ impl Bfs {
             hi = (chi + 1).min(rows - 1);
         }
     }
+}
+
+impl Bfs {
+    /// Whether the component of FLOOR cell `spawn` (4- or 8-connected as `conn`) holds a
+    /// *narrow* cell: a FLOOR cell in no all-FLOOR 2x2 square of the grid. Then its
+    /// `min_width` is exactly 1 (every cell of a component lies in a 1x1 floor square; the
+    /// narrow cell lies in no 2x2 one), without flooding the component: the BFS steps out from
+    /// the spawn only until a step reaches a narrow cell. `None` when the grid has no narrow
+    /// cell (then the component has none: width >= 2) or the BFS took `max_steps` steps
+    /// without meeting one (not known: measure the component). `Some(false)`: the BFS ran
+    /// to completion (the whole component) without meeting one.
+    #[allow(clippy::too_many_arguments)]
+    pub fn reaches_narrow(
+        &mut self,
+        simd: Simd,
+        lay: &Layout,
+        f: &[u64],
+        conn: Connectivity,
+        spawn: (usize, usize),
+        max_steps: u32,
+    ) -> Option<bool> {
+        struct T<'a> {
+            bfs: &'a mut Bfs,
+            lay: &'a Layout,
+            f: &'a [u64],
+            conn: Connectivity,
+            spawn: (usize, usize),
+            max_steps: u32,
+        }
+        impl Task for T<'_> {
+            type Output = Option<bool>;
+            #[inline(always)]
+            fn run<I: Isa>(self) -> Option<bool> {
+                let T {
+                    bfs,
+                    lay,
+                    f,
+                    conn,
+                    spawn,
+                    max_steps,
+                } = self;
+                if !narrow_cells(lay, f, &mut bfs.narrow) {
+                    return None;
+                }
+                match conn {
+                    Connectivity::Four => bfs.narrow_in::<I::Row, false>(lay, f, spawn, max_steps),
+                    Connectivity::Eight => bfs.narrow_in::<I::Row, true>(lay, f, spawn, max_steps),
+                }
+            }
+        }
+        simd.run(T {
+            bfs: self,
+            lay,
+            f,
+            conn,
+            spawn,
+            max_steps,
+        })
+    }
+
+    /// [`Bfs::reaches_narrow`] once the narrow plane is made: [`Bfs::run_in`]'s steps, each
+    /// followed by a look for narrow cells in the rows it changed.
+    #[inline(always)]
+    fn narrow_in<V: Lane, const EIGHT: bool>(
+        &mut self,
+        lay: &Layout,
+        f: &[u64],
+        spawn: (usize, usize),
+        max_steps: u32,
+    ) -> Option<bool> {
+        let (rows, w) = (lay.rows, lay.wpr);
+        for p in [&mut self.a, &mut self.b] {
+            p.clear();
+            p.resize(lay.len(), 0);
+        }
+        let (sy, sx) = spawn;
+        let si = lay.off(sy as isize) + sx / 64;
+        self.a[si] |= 1u64 << (sx % 64);
+        self.b[si] |= 1u64 << (sx % 64);
+        if self.narrow[si] & (1u64 << (sx % 64)) != 0 {
+            return Some(true);
+        }
+        let (mut lo, mut hi) = (sy.saturating_sub(1), (sy + 1).min(rows - 1));
+        let (mut src, mut dst) = (&mut self.a, &mut self.b);
+        for _ in 0..max_steps {
+            let (clo, chi) = band_step::<V, EIGHT>(src, dst, f, lay, lo, hi);
+            if clo == usize::MAX {
+                return Some(false);
+            }
+            for y in clo..=chi {
+                let o = lay.off(y as isize);
+                if (o..o + w).any(|i| dst[i] & self.narrow[i] != 0) {
+                    return Some(true);
+                }
+            }
+            std::mem::swap(&mut src, &mut dst);
+            lo = clo.saturating_sub(1);
+            hi = (chi + 1).min(rows - 1);
+        }
+        None
+    }
+}
+
+/// The narrow cells of the floor plane `f` (FLOOR cells in no all-FLOOR 2x2 square) into
+/// `out`, a plane of `lay`; false when there are none. As [`MinWidth::holds2`]: `E` = top-left
+/// corners of floor 2x2 squares = `(f[y] & f[y + 1])` eroded by one toward higher x (the guard
+/// row below the last and the zero bits past the last column start none); covered =
+/// `E[y] | E[y - 1]` dilated by one toward higher x; narrow = `f & !covered`.
+#[inline(always)]
+fn narrow_cells(lay: &Layout, f: &[u64], out: &mut Vec<u64>) -> bool {
+    let (rows, w, stride) = (lay.rows, lay.wpr, lay.stride);
+    assert!(f.len() == lay.len());
+    out.clear();
+    out.resize(lay.len(), 0);
+    // E of the row above (zero above row 0) and of this row.
+    let corners = |y: usize, i: usize| -> u64 {
+        let o = lay.off(y as isize) + i;
+        // Words o + 1 and o + stride (+ 1) are in the plane: padding, guard words and the guard
+        // row below are zero, so they start no square.
+        let a = f[o] & f[o + stride];
+        let next = f[o + 1] & f[o + stride + 1];
+        a & ((a >> 1) | (next << 63))
+    };
+    let mut any = 0u64;
+    for y in 0..rows {
+        let o = lay.off(y as isize);
+        let mut carry = 0u64;
+        for i in 0..w {
+            let mut v = corners(y, i);
+            if y > 0 {
+                v |= corners(y - 1, i);
+            }
+            let covered = v | (v << 1) | carry;
+            carry = v >> 63;
+            let n = f[o + i] & !covered;
+            out[o + i] = n;
+            any |= n;
+        }
+    }
+    any != 0
 }
 
 /// One BFS step over rows `lo..=hi`, a vector of words at a time: every cell of `dst`
