@@ -453,7 +453,7 @@ fn top_skips_only_caves_certainly_empty() {
         assert!(empty > 0, "{name}: the exit is never WALL");
     }
     let mut r = recipe();
-    r.set_kv("exit=1,58").unwrap();
+    r.set_kv("exit=10,50").unwrap();
     let query = "path_length>=0 || components>=2";
     let q: Expr = query.parse().unwrap();
     let mut g = Generator::new(&r, MetricSet::ALL).unwrap();
