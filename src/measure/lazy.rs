@@ -62,10 +62,6 @@ impl Metric {
     }
 }
 
-/// BFS steps [`Lazy::narrow_spawn`] takes at most before giving up (the flood then measures
-/// the component as usual): bounds what a cave without a narrow cell near its spawn pays.
-const NARROW_STEPS: u32 = 32;
-
 /// What one cave's view has found so far.
 #[derive(Debug, Clone)]
 pub(crate) struct Memo {
@@ -238,27 +234,6 @@ impl Lazy<'_> {
         );
     }
 
-    /// Whether the spawn's component (not measured yet) holds a narrow cell within
-    /// [`NARROW_STEPS`] BFS steps of the spawn ([`super::metrics::Bfs::reaches_narrow`]): then
-    /// its `min_width` is 1, found without flooding the component (most caves have a one-cell
-    /// passage somewhere near the spawn; a search asking for `min_width>=2` after a popcount
-    /// rejects them for a short BFS). False: not known this way (measure the component).
-    fn narrow_spawn(&mut self) -> bool {
-        self.run(Stage::Plane);
-        if !self.memo.spawn_floor {
-            return false;
-        }
-        let m = &mut *self.m;
-        m.bfs.reaches_narrow(
-            m.flood.simd,
-            &self.memo.lay,
-            &m.flood.f,
-            self.cfg.connectivity,
-            self.cfg.spawn,
-            NARROW_STEPS,
-        ) == Some(true)
-    }
-
     fn compute(&mut self, stage: Stage) {
         use Metric::*;
         let conn = self.cfg.connectivity;
@@ -324,9 +299,6 @@ impl Lazy<'_> {
                 }
                 self.set(Components, count as f64);
                 self.set(LargestFraction, self.frac(largest as u64));
-            }
-            Stage::Width if !self.done(Stage::Spawn) && self.narrow_spawn() => {
-                self.set(MinWidth, 1.0);
             }
             Stage::Width
                 if self.batch.is_some()

@@ -909,9 +909,8 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
     /// Every SIMD path: `min_width` asked for first (before the spawn's component is measured:
-    /// a search's order, which may answer 1 from a short BFS to a narrow cell) gives the
-    /// oracle's value, alone and in a batch's lanes, on smoothed caves (narrow cells near and far
-    /// from the spawn, or none) and random grids; the other metrics after it too.
+    /// a search's order) gives the oracle's value, alone and in a batch's lanes (plain and
+    /// dense), on smoothed caves and random grids; the other metrics after it too.
     #[test]
     fn min_width_first_matches_oracle(rows in 1usize..50, cols in lane_cols_strategy(),
                             seed: u64, conn in conn_strategy(), pick: u64,
