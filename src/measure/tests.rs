@@ -904,3 +904,53 @@ fn batch_hand_cases() {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Every SIMD path: `min_width` asked for first (before the spawn's component is measured:
+    /// a search's order) gives the oracle's value, alone and in a batch's lanes (plain and
+    /// dense), on smoothed caves and random grids; the other metrics after it too.
+    #[test]
+    fn min_width_first_matches_oracle(rows in 1usize..50, cols in lane_cols_strategy(),
+                            seed: u64, conn in conn_strategy(), pick: u64,
+                            p in prop_oneof![Just(0.0), 0.0f64..0.05, 0.0f64..0.6]) {
+        let mut r = Mix(pick);
+        let mut b = ByteGrid::from_grid(&random_grid(rows, cols, p, seed));
+        if r.next().is_multiple_of(2) && rows > 2 && cols > 2 {
+            let pass = crate::rule::Pass::sync(
+                crate::rule::Rule::chapter_strict(),
+                crate::rule::Outside::Floor,
+                crate::rule::Border::Solid,
+            );
+            b.step(&pass);
+        }
+        let grid = b.to_grid();
+        let spawn = (r.below(rows), r.below(cols));
+        let c = cfg(conn, spawn, Some((r.below(rows), r.below(cols))));
+        let want = oracle::measure(&b, &c);
+        for simd in crate::simd::Simd::available() {
+            let mut m = Measurer::with_simd(simd);
+            let mut view = m.lazy(&grid, &c);
+            let got = view.get(Metric::MinWidth);
+            prop_assert_eq!(got, want[Metric::MinWidth.index()], "{:?}\n{}", simd, grid);
+            for metric in Metric::ALL {
+                let (a, w) = (view.get(metric), want[metric.index()]);
+                prop_assert!(a == w || (a.is_nan() && w.is_nan()), "{:?} {}: {} vs {}", simd, metric, a, w);
+            }
+            let grids = vec![grid.clone(); simd.lanes()];
+            let mut buf = crate::kernel::batch::LaneBuf::default();
+            load_lanes(simd, &mut buf, &grids);
+            for dense in [false, true] {
+                if dense {
+                    m.begin_dense_batch(simd, rows, cols);
+                } else {
+                    m.begin_batch(simd, rows, cols);
+                }
+                let k = r.below(simd.lanes());
+                let got = m.lazy_in(&grids[k], &c, &mut buf, k).get(Metric::MinWidth);
+                prop_assert_eq!(got, want[Metric::MinWidth.index()], "{:?} dense {}", simd, dense);
+            }
+        }
+    }
+}
