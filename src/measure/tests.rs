@@ -618,16 +618,19 @@ proptest! {
     fn keep_and_remove_match_oracle(rows in 1usize..20, cols in cols_strategy(), wall_p in 0.0f64..1.0,
                                     seed: u64, conn in conn_strategy(), n in 0u32..12) {
         let grid = random_grid(rows, cols, wall_p, seed);
-        let mut m = Measurer::new();
-        for step in [PostStep::KeepLargest, PostStep::RemoveSmall(n)] {
-            let mut fast = grid.clone();
-            let mut rng = Rand(Mix(seed));
-            m.apply_post(&mut fast, step, conn, &mut rng);
-            let mut want = ByteGrid::from_grid(&grid);
-            oracle::apply_post(&mut want, step, conn, &mut Rand(Mix(seed)));
-            prop_assert_eq!(fast.to_text(), want.to_grid().to_text(), "{}", step);
-            // Neither draws from the stream.
-            prop_assert_eq!(rng.next_u64(), Rand(Mix(seed)).next_u64());
+        // Every SIMD path: the post-steps run in the path's clone.
+        for simd in crate::simd::Simd::available() {
+            let mut m = Measurer::with_simd(simd);
+            for step in [PostStep::KeepLargest, PostStep::RemoveSmall(n)] {
+                let mut fast = grid.clone();
+                let mut rng = Rand(Mix(seed));
+                m.apply_post(&mut fast, step, conn, &mut rng);
+                let mut want = ByteGrid::from_grid(&grid);
+                oracle::apply_post(&mut want, step, conn, &mut Rand(Mix(seed)));
+                prop_assert_eq!(fast.to_text(), want.to_grid().to_text(), "{} {}", simd, step);
+                // Neither draws from the stream.
+                prop_assert_eq!(rng.next_u64(), Rand(Mix(seed)).next_u64());
+            }
         }
     }
 
@@ -635,15 +638,19 @@ proptest! {
     fn bridge_matches_oracle(rows in 1usize..30, cols in cols_strategy(), wall_p in 0.3f64..0.9,
                              seed: u64, conn in conn_strategy()) {
         let grid = random_grid(rows, cols, wall_p, seed);
-        let mut fast = grid.clone();
-        let mut rng = Rand(Mix(seed));
-        Measurer::new().apply_post(&mut fast, PostStep::Bridge, conn, &mut rng);
         let mut want = ByteGrid::from_grid(&grid);
         let mut oracle_rng = Rand(Mix(seed));
         oracle::apply_post(&mut want, PostStep::Bridge, conn, &mut oracle_rng);
-        prop_assert_eq!(fast.to_text(), want.to_grid().to_text(), "\n{}", grid);
-        // The same number of draws: the streams continue at the same place.
-        prop_assert_eq!(rng.next_u64(), oracle_rng.next_u64());
+        let after = oracle_rng.next_u64();
+        // Every SIMD path: the post-steps run in the path's clone.
+        for simd in crate::simd::Simd::available() {
+            let mut fast = grid.clone();
+            let mut rng = Rand(Mix(seed));
+            Measurer::with_simd(simd).apply_post(&mut fast, PostStep::Bridge, conn, &mut rng);
+            prop_assert_eq!(fast.to_text(), want.to_grid().to_text(), "{}\n{}", simd, grid);
+            // The same number of draws: the streams continue at the same place.
+            prop_assert_eq!(rng.next_u64(), after);
+        }
     }
 
     #[test]
