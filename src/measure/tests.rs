@@ -822,11 +822,7 @@ proptest! {
                     let mut b = ByteGrid::from_grid(&random_grid(rows, cols, p, seed ^ k as u64));
                     if r.next().is_multiple_of(2) && rows > 2 && cols > 2 {
                         // Smooth it like a cave: pockets, long runs, one big component.
-                        let pass = crate::rule::Pass::sync(
-                            crate::rule::Rule::chapter_strict(),
-                            crate::rule::Outside::Floor,
-                            crate::rule::Border::Solid,
-                        );
+                        let pass = smoothing_pass();
                         b.step(&pass);
                         b.step(&pass);
                     }
@@ -925,11 +921,7 @@ proptest! {
         let mut r = Mix(pick);
         let mut b = ByteGrid::from_grid(&random_grid(rows, cols, p, seed));
         if r.next().is_multiple_of(2) && rows > 2 && cols > 2 {
-            let pass = crate::rule::Pass::sync(
-                crate::rule::Rule::chapter_strict(),
-                crate::rule::Outside::Floor,
-                crate::rule::Border::Solid,
-            );
+            let pass = smoothing_pass();
             b.step(&pass);
         }
         let grid = b.to_grid();
@@ -960,4 +952,13 @@ proptest! {
             }
         }
     }
+}
+
+/// The chapter's strict sync pass, used to smooth random grids into cave-like ones.
+fn smoothing_pass() -> crate::rule::Pass {
+    crate::rule::Pass::sync(
+        crate::rule::Rule::chapter_strict(),
+        crate::rule::Outside::Floor,
+        crate::rule::Border::Solid,
+    )
 }
