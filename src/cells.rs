@@ -19,7 +19,6 @@
 //! Packing is one multiply per 8 cells.
 
 use crate::grid::Grid;
-use crate::pump::{LineCopy, Registration};
 use crate::simd::{Isa, Level, Simd, Task};
 
 /// `SPREAD[b]`: the 8 bits of `b` as 8 bytes of 0/1, bit i in byte i (little-endian order).
@@ -134,19 +133,12 @@ fn spread_word(mut w: u64, out: &mut [u8]) {
 /// Bytes of the staging buffer written out per streaming block (one cache line).
 const LINE: usize = 64;
 
-/// Staging buffer of a pumped stream: about 20 caves of 90x140, so a batch's caves wait there
-/// (in L2) while the pump writes them out during the next batch.
-const STAGE: usize = 256 << 10;
-
 /// Caves written one after another into one byte buffer, as an `(n, rows, cols)` array holds
 /// them, with streaming stores (see the module docs). Each [`Stream::push`] expands a cave into
-/// the staging buffer. A plain stream ([`Stream::new`]) then writes out at once every whole
-/// cache line of the destination it completes; a pumped one ([`Stream::pumped`]) hands them to
-/// this thread's [`crate::pump`], which the lane kernels drive a few lines at a time while they
-/// make the next caves. The partial lines at the two ends of the buffer are written with
-/// ordinary stores. Dropping the stream (or [`Stream::finish`]) writes what is still staged and
-/// fences the streaming stores, so the bytes are in `out` for any thread that synchronises with
-/// this one afterwards.
+/// the staging buffer and writes out every whole cache line of the destination it completes;
+/// the partial lines at the two ends of the buffer are written with ordinary stores. Dropping
+/// the stream (or [`Stream::finish`]) writes what is still staged and fences the streaming
+/// stores, so the bytes are in `out` for any thread that synchronises with this one afterwards.
 pub struct Stream<'a> {
     simd: Simd,
     out: &'a mut [u8],
@@ -154,26 +146,8 @@ pub struct Stream<'a> {
     done: usize,
     /// Bytes pushed (written or staged).
     pushed: usize,
-    /// `stage[head..head + pushed - done]` holds the bytes of `out[done..pushed]`.
+    /// The bytes of `out[done..pushed]`, not yet written.
     stage: Vec<u8>,
-    head: usize,
-    /// This thread's pump, when the stream has it.
-    pump: Option<Registration>,
-}
-
-/// The pushing end of a pumped stream (see [`Stream::pumped`]).
-pub struct Pushing<'s, 'a>(&'s mut Stream<'a>);
-
-impl Pushing<'_, '_> {
-    /// Append the cells of `g` (panics if the buffer has no room for them).
-    pub fn push(&mut self, g: &Grid) {
-        self.0.push(g);
-    }
-
-    /// Bytes pushed so far.
-    pub fn pushed(&self) -> usize {
-        self.0.pushed
-    }
 }
 
 impl<'a> Stream<'a> {
@@ -185,34 +159,7 @@ impl<'a> Stream<'a> {
             done: 0,
             pushed: 0,
             stage: Vec::new(),
-            head: 0,
-            pump: None,
         }
-    }
-
-    /// Run `f` with a stream writing `out` from its start through this thread's pump (a plain
-    /// stream if an enclosing stream has it), then finish the stream. `stage` is the staging
-    /// buffer, lent to the stream and given back (reuse it from call to call).
-    pub fn pumped<R>(
-        simd: Simd,
-        out: &'a mut [u8],
-        stage: &mut Vec<u8>,
-        f: impl FnOnce(&mut Pushing<'_, 'a>) -> R,
-    ) -> R {
-        let mut s = Stream::new(simd, out);
-        s.pump = Registration::take(line_copy(simd));
-        if s.pump.is_some() {
-            s.stage = std::mem::take(stage);
-            if s.stage.len() < STAGE {
-                s.stage.resize(STAGE, 0);
-            }
-        }
-        let r = f(&mut Pushing(&mut s));
-        s.flush();
-        if s.pump.is_some() {
-            *stage = std::mem::take(&mut s.stage);
-        }
-        r
     }
 
     /// Bytes pushed so far.
@@ -230,107 +177,36 @@ impl<'a> Stream<'a> {
         if cells == 0 {
             return;
         }
-        self.settle();
-        if self.pump.is_some() && self.pushed - self.done > self.stage.len() / 2 {
-            // The kernels did not keep up (one-by-one caves run no lane kernel): write out.
-            self.write_lines();
-        }
         let staged = self.pushed - self.done;
-        if self.head + staged + cells > self.stage.len() {
-            self.stage.copy_within(self.head..self.head + staged, 0);
-            self.head = 0;
-            if staged + cells > self.stage.len() {
-                self.stage.resize(staged + cells, 0);
-            }
+        if self.stage.len() < staged + cells {
+            self.stage.resize(staged + cells, 0);
         }
-        let at = self.head + staged;
         self.simd.run(Unpack {
             g,
-            out: &mut self.stage[at..at + cells],
+            out: &mut self.stage[staged..staged + cells],
         });
         self.pushed += cells;
-        self.align();
-        let aligned = self.aligned();
-        if let Some(reg) = self.pump.as_mut() {
-            if !aligned {
-                return;
-            }
-            let lines = (self.pushed - self.done) / LINE;
-            let src = self.stage[self.head..].as_ptr();
-            let dst = self.out[self.done..].as_mut_ptr();
-            // SAFETY: `lines` whole lines are staged at `src` and due at the line-aligned
-            // `dst` (both in bounds); nothing touches either before the next `settle`, which
-            // every method that reads or writes them calls first.
-            unsafe { reg.hand(src, dst, lines) };
-        } else {
-            self.write_lines();
-        }
+        self.drain();
     }
 
-    /// Take back from the pump what it wrote since the last hand-over (pausing it).
-    fn settle(&mut self) {
-        if let Some(reg) = self.pump.as_mut() {
-            let bytes = reg.pause() * LINE;
-            self.head += bytes;
-            self.done += bytes;
-        }
-    }
-
-    /// Whether `out[done..]` starts on a cache line (or the stream is done).
-    fn aligned(&self) -> bool {
-        (self.out.as_ptr() as usize + self.done).is_multiple_of(LINE) || self.done == self.out.len()
-    }
-
-    /// Write the bytes before the first cache line of `out` with ordinary stores, once staged.
-    fn align(&mut self) {
-        if self.aligned() {
-            return;
-        }
+    /// Write out every whole destination line staged.
+    fn drain(&mut self) {
         let staged = self.pushed - self.done;
         let addr = self.out.as_ptr() as usize + self.done;
-        let head = (addr.wrapping_neg() % LINE).min(self.out.len() - self.done);
-        if staged >= head {
-            self.out[self.done..self.done + head]
-                .copy_from_slice(&self.stage[self.head..self.head + head]);
-            self.head += head;
-            self.done += head;
-        }
-    }
-
-    /// Write out every whole destination line staged, now.
-    fn write_lines(&mut self) {
-        if !self.aligned() {
+        let head = addr.wrapping_neg() % LINE;
+        if staged < head + LINE {
             return;
         }
-        let end = (self.pushed - self.done) / LINE * LINE;
-        if end == 0 {
-            return;
-        }
+        let lines = (staged - head) / LINE;
+        let end = head + lines * LINE;
+        let dst = &mut self.out[self.done..self.done + end];
+        dst[..head].copy_from_slice(&self.stage[..head]);
         self.simd.run(StreamCopy {
-            src: &self.stage[self.head..self.head + end],
-            dst: &mut self.out[self.done..self.done + end],
+            src: &self.stage[head..end],
+            dst: &mut dst[head..],
         });
-        self.head += end;
+        self.stage.copy_within(end..staged, 0);
         self.done += end;
-    }
-
-    /// Write everything staged and fence the streaming stores.
-    fn flush(&mut self) {
-        self.settle();
-        self.align();
-        self.write_lines();
-        let staged = self.pushed - self.done;
-        self.out[self.done..self.pushed]
-            .copy_from_slice(&self.stage[self.head..self.head + staged]);
-        self.head = 0;
-        self.done = self.pushed;
-        #[cfg(target_arch = "x86_64")]
-        if self.simd.level() != Level::Scalar {
-            // SAFETY: SSE2 is part of x86-64. Orders this thread's streaming stores (its own
-            // and its pump's) before whatever it does next (required before anyone reads the
-            // bytes).
-            unsafe { std::arch::x86_64::_mm_sfence() };
-        }
     }
 
     /// Write what is staged and fence the streaming stores (also done on drop).
@@ -339,27 +215,16 @@ impl<'a> Stream<'a> {
 
 impl Drop for Stream<'_> {
     fn drop(&mut self) {
-        self.flush();
+        let staged = self.pushed - self.done;
+        self.out[self.done..self.pushed].copy_from_slice(&self.stage[..staged]);
+        self.done = self.pushed;
+        #[cfg(target_arch = "x86_64")]
+        if self.simd.level() != Level::Scalar {
+            // SAFETY: SSE2 is part of x86-64. Orders this thread's streaming stores before
+            // whatever it does next (required before anyone reads the bytes).
+            unsafe { std::arch::x86_64::_mm_sfence() };
+        }
     }
-}
-
-/// The pump's line copy for the SIMD path `simd`: its widest streaming store.
-fn line_copy(simd: Simd) -> LineCopy {
-    #[cfg(target_arch = "x86_64")]
-    match simd.level() {
-        Level::Avx512 => return x86::lines_avx512,
-        Level::Avx2 => return x86::lines_avx2,
-        Level::Sse2 => return x86::lines_sse2,
-        Level::Scalar => {}
-    }
-    let _ = simd;
-    lines_plain
-}
-
-/// SAFETY: as [`LineCopy`].
-unsafe fn lines_plain(src: *const u8, dst: *mut u8, lines: usize) {
-    // SAFETY: the caller's guarantee.
-    unsafe { std::ptr::copy_nonoverlapping(src, dst, lines * LINE) };
 }
 
 /// `dst = src`, `dst` starting on a cache line and a whole number of lines long, with the
@@ -465,45 +330,6 @@ mod x86 {
             for i in (0..dst.len()).step_by(32) {
                 _mm256_stream_si256(d.add(i).cast(), _mm256_loadu_si256(s.add(i).cast()));
             }
-        }
-    }
-
-    /// The pump's line copies ([`super::LineCopy`]), one per level.
-    /// SAFETY: as [`super::LineCopy`], on a CPU with the function's features.
-    #[target_feature(enable = "avx512f")]
-    pub unsafe fn lines_avx512(src: *const u8, dst: *mut u8, lines: usize) {
-        for i in 0..lines {
-            unsafe {
-                _mm512_stream_si512(
-                    dst.add(LINE * i).cast(),
-                    _mm512_loadu_si512(src.add(LINE * i).cast()),
-                )
-            };
-        }
-    }
-
-    /// SAFETY: as [`lines_avx512`].
-    #[target_feature(enable = "avx")]
-    pub unsafe fn lines_avx2(src: *const u8, dst: *mut u8, lines: usize) {
-        for i in 0..lines * 2 {
-            unsafe {
-                _mm256_stream_si256(
-                    dst.add(32 * i).cast(),
-                    _mm256_loadu_si256(src.add(32 * i).cast()),
-                )
-            };
-        }
-    }
-
-    /// SAFETY: as [`lines_avx512`].
-    pub unsafe fn lines_sse2(src: *const u8, dst: *mut u8, lines: usize) {
-        for i in 0..lines * 4 {
-            unsafe {
-                _mm_stream_si128(
-                    dst.add(16 * i).cast(),
-                    _mm_loadu_si128(src.add(16 * i).cast()),
-                )
-            };
         }
     }
 
@@ -632,73 +458,6 @@ mod tests {
                 prop_assert_eq!(&buf[offset..offset + want.len()], &want[..], "{}", simd);
                 prop_assert!(buf[..offset].iter().all(|&b| b == 7), "{}", simd);
                 prop_assert!(buf[offset + want.len()..].iter().all(|&b| b == 7), "{}", simd);
-            }
-        }
-    }
-
-    proptest! {
-        /// A pumped stream, its pump ticked a random number of times between caves (as the
-        /// lane kernels making the next batch do), on every SIMD path and alignment: the bytes
-        /// are the caves' in order, nothing past them is written, a stream opened inside it
-        /// (which finds the pump taken) too.
-        #[test]
-        fn pumped_stream_writes_the_caves_back_to_back(
-            shapes in prop::collection::vec((1usize..40, 1usize..200), 0..12),
-            ticks in prop::collection::vec(0usize..400, 12),
-            offset in 0usize..64,
-            seed in any::<u64>(),
-        ) {
-            let caves: Vec<Grid> = shapes
-                .iter()
-                .enumerate()
-                .map(|(i, &(r, c))| random_grid(r, c, seed ^ i as u64))
-                .collect();
-            let want: Vec<u8> = caves.iter().flat_map(|g| g.to_bytes()).collect();
-            let mut stage = Vec::new();
-            for simd in Simd::available() {
-                let mut buf = vec![7u8; offset + want.len() + 70];
-                let mut inner = vec![7u8; want.len()];
-                let out = &mut buf[offset..offset + want.len() + 5];
-                let pushed = Stream::pumped(simd, out, &mut stage, |s| {
-                    for (g, &t) in caves.iter().zip(&ticks) {
-                        s.push(g);
-                        (0..t).for_each(|_| crate::pump::tick());
-                    }
-                    Stream::pumped(simd, &mut inner, &mut Vec::new(), |s| {
-                        caves.iter().for_each(|g| s.push(g));
-                    });
-                    s.pushed()
-                });
-                prop_assert_eq!(pushed, want.len());
-                prop_assert_eq!(&buf[offset..offset + want.len()], &want[..], "{}", simd);
-                prop_assert!(buf[..offset].iter().all(|&b| b == 7), "{}", simd);
-                prop_assert!(buf[offset + want.len()..].iter().all(|&b| b == 7), "{}", simd);
-                prop_assert_eq!(&inner, &want, "{}", simd);
-            }
-        }
-    }
-
-    #[test]
-    fn a_pumped_stream_of_many_big_caves_outgrows_its_stage() {
-        // 40 caves of 90x140 (504 kB, twice the stage), with no ticks, a few, or plenty
-        // between them: the backlog is written out, the stage compacted, the bytes right.
-        let caves: Vec<Grid> = (0..40).map(|i| random_grid(90, 140, i)).collect();
-        let want: Vec<u8> = caves.iter().flat_map(|g| g.to_bytes()).collect();
-        for simd in Simd::available() {
-            for ticks in [0, 3, 60, 5000] {
-                let mut out = vec![0u8; want.len() + 1];
-                let mut stage = Vec::new();
-                Stream::pumped(simd, &mut out[1..], &mut stage, |s| {
-                    for g in &caves {
-                        s.push(g);
-                        (0..ticks).for_each(|_| crate::pump::tick());
-                    }
-                });
-                assert_eq!(&out[1..], &want[..], "{simd} with {ticks} ticks");
-                assert!(
-                    stage.len() >= STAGE,
-                    "the stage is given back for the next stream"
-                );
             }
         }
     }

@@ -564,10 +564,6 @@ pub(crate) fn bernoulli_lanes<V: Lane, R: Rng>(
         }
         count = count.add(wall.popcnt());
         data[v] = wall;
-        if v % 2 == 1 {
-            // A few lines of a `generate_many` array stream out meanwhile (see crate::pump).
-            crate::pump::tick();
-        }
     }
     unpack_rows(data, rows, cols, wpr, stride);
     count

@@ -18,7 +18,6 @@ pub mod kernel;
 pub mod measure;
 pub mod oracle;
 pub mod presets;
-pub mod pump;
 pub mod query;
 pub mod recipe;
 pub mod render;

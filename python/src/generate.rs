@@ -131,9 +131,8 @@ impl Seeds {
     }
 }
 
-/// Caves per unit of parallel work: enough to amortise the hand-off and the pumped stream's
-/// last batch (written in one go when the block ends), few enough to balance.
-const BLOCK: usize = 256;
+/// Caves per unit of parallel work: enough to amortise the hand-off, few enough to balance.
+const BLOCK: usize = 64;
 
 /// Generate `n` caves of `seeds` into `out` (n x cells bytes) and `traj` (n x T values).
 fn fill_many(
@@ -154,53 +153,47 @@ fn fill_many(
         .zip(traj.par_chunks_mut(tl * BLOCK))
         .enumerate()
         .for_each_init(
-            || {
-                let g = Generator::new(recipe, MetricSet::EMPTY).expect("validated recipe");
-                (g, Vec::new())
-            },
-            |(generator, stage), (b, (out, traj))| {
+            || Generator::new(recipe, MetricSet::EMPTY).expect("validated recipe"),
+            |generator, (b, (out, traj))| {
                 if stop.load(Ordering::Relaxed) {
                     return;
                 }
                 let first = b * BLOCK;
                 let k = out.len() / cells;
-                // The caves go out back to back with streaming stores, which the lane kernels
-                // making the next caves write a few lines at a time (see cells::Stream::pumped
-                // and cavesweep::pump); the stream ends (and is fenced) with the block.
-                let simd = generator.simd();
-                Stream::pumped(simd, out, stage, |stream| {
-                    let mut put = |i: usize, grid: &_, t: &[f64]| {
-                        stream.push(grid);
-                        traj[i * tl..(i + 1) * tl].copy_from_slice(t);
-                    };
-                    let mut one_by_one = |seeds: &mut dyn Iterator<Item = u64>| {
-                        for (i, s) in seeds.enumerate() {
-                            match generator.run(s) {
-                                Ok(cave) => put(i, cave.grid, cave.trajectory),
-                                Err(e) => return fail(e.to_string()),
-                            }
+                // The caves go out back to back with streaming stores (see cells::Stream);
+                // dropping the stream at the end of the block fences them.
+                let mut stream = Stream::new(generator.simd(), out);
+                let mut put = |i: usize, grid: &_, t: &[f64]| {
+                    stream.push(grid);
+                    traj[i * tl..(i + 1) * tl].copy_from_slice(t);
+                };
+                let mut one_by_one = |seeds: &mut dyn Iterator<Item = u64>| {
+                    for (i, s) in seeds.enumerate() {
+                        match generator.run(s) {
+                            Ok(cave) => put(i, cave.grid, cave.trajectory),
+                            Err(e) => return fail(e.to_string()),
                         }
-                    };
-                    match seeds {
-                        Seeds::Run(start) => {
-                            let a = start + first as u64;
-                            // A run ending at 2**64 - 1 has no exclusive end: seed by seed.
-                            let Some(end) = a.checked_add(k as u64) else {
-                                return one_by_one(&mut (0..k as u64).map(|i| a + i));
-                            };
-                            let mut i = 0;
-                            let r = generator.generate(a..end, |cave| {
-                                put(i, cave.grid, cave.trajectory);
-                                i += 1;
-                                ControlFlow::Continue(())
-                            });
-                            if let Err(e) = r {
-                                fail(e.to_string());
-                            }
-                        }
-                        Seeds::List(v) => one_by_one(&mut v[first..first + k].iter().copied()),
                     }
-                })
+                };
+                match seeds {
+                    Seeds::Run(start) => {
+                        let a = start + first as u64;
+                        // A run ending at 2**64 - 1 has no exclusive end: seed by seed.
+                        let Some(end) = a.checked_add(k as u64) else {
+                            return one_by_one(&mut (0..k as u64).map(|i| a + i));
+                        };
+                        let mut i = 0;
+                        let r = generator.generate(a..end, |cave| {
+                            put(i, cave.grid, cave.trajectory);
+                            i += 1;
+                            ControlFlow::Continue(())
+                        });
+                        if let Err(e) = r {
+                            fail(e.to_string());
+                        }
+                    }
+                    Seeds::List(v) => one_by_one(&mut v[first..first + k].iter().copied()),
+                }
             },
         );
 }

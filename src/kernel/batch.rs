@@ -339,10 +339,6 @@ unsafe fn strip<V: Lane, R: RuleEval, const FIX: bool>(
             count = count.add(v.popcnt());
             above = here;
             here = below;
-            if y % 4 == 3 {
-                // A few lines of a `generate_many` array stream out meanwhile (see crate::pump).
-                crate::pump::tick();
-            }
         }
     }
     count
