@@ -340,10 +340,51 @@ fn _time_copy_out(py: Python<'_>, out: &Bound<'_, PyAny>, threads: usize) -> PyR
     })
 }
 
+/// _time_generate_only(recipe, n, threads) -> seconds: `generate_many`'s generation alone, for
+/// python/benches: seeds `0..n` in the same blocks of caves, each rayon worker with its own
+/// generator fed through [`Generator::generate`] (the batched lane kernels), on `threads`
+/// threads, every cave made and dropped: no array, no copy-out. With `_time_copy_out` it
+/// splits a `generate_many` call into its two halves.
+#[pyfunction]
+fn _time_generate_only(
+    py: Python<'_>,
+    recipe: &Bound<'_, PyAny>,
+    n: u64,
+    threads: usize,
+) -> PyResult<f64> {
+    let r = recipe::resolve(recipe, None)?;
+    r.validate().map_err(value_error)?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.max(1))
+        .build()
+        .map_err(value_error)?;
+    let blocks = n.div_ceil(BLOCK as u64);
+    py.detach(|| {
+        let t = std::time::Instant::now();
+        pool.install(|| {
+            (0..blocks).into_par_iter().try_for_each_init(
+                || Generator::new(&r, MetricSet::EMPTY).expect("validated recipe"),
+                |g, b| {
+                    let a = b * BLOCK as u64;
+                    let end = (a + BLOCK as u64).min(n);
+                    g.generate(a..end, |cave| {
+                        std::hint::black_box(cave.grid);
+                        ControlFlow::Continue(())
+                    })
+                    .map(|_| ())
+                    .map_err(value_error)
+                },
+            )
+        })?;
+        Ok(t.elapsed().as_secs_f64())
+    })
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(generate, m)?)?;
     m.add_function(wrap_pyfunction!(generate_many, m)?)?;
     m.add_function(wrap_pyfunction!(_time_pipeline, m)?)?;
     m.add_function(wrap_pyfunction!(_time_copy_out, m)?)?;
+    m.add_function(wrap_pyfunction!(_time_generate_only, m)?)?;
     Ok(())
 }
