@@ -27,7 +27,10 @@
    the same batched ``Generator::generate`` on the same threads, every cave dropped unwritten
    (``cavesweep._native._time_generate_only``). With the copy-out alone it splits a
    ``generate_many`` call into its two halves: if ``generate_many`` takes about the sum of
-   their times, the writes do not overlap the generation (see the closing paragraph).
+   their times, the writes do not overlap the generation (see the closing paragraph). Two
+   ways of overlapping them more were A/B-tested and removed (a write pump streaming from
+   inside the lane kernels, and ordinary stores instead of streaming ones): both cost more
+   CPU per cave; python/README.md gives the figures.
 
 All rows interleaved, medians of ``--repeats`` runs.
 
