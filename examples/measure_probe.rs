@@ -2,7 +2,10 @@
 //! the five bench metrics) at a time, so `valgrind --tool=callgrind` / `perf record` see only
 //! that work. Prints thread CPU time per cave (noisy on a shared machine: compare instruction
 //! counts). Usage: `measure_probe [STAGE] [N]`, STAGE one of five (default), plane, boundary,
-//! spawn, label, width, copy (generation alone), gen5 (generation + five metrics), gen:METRICS, lanes:METRICS, dense:METRICS (a dense batch); N caves measured (default 200000).
+//! spawn, label, width, one (the five metrics through `Measurer::measure`, as bench's "measure
+//! one cave at a time"), copy (generation alone), gen5 (generation + five metrics),
+//! gen:METRICS, lanes:METRICS, dense:METRICS (a dense batch); N caves measured (default
+//! 200000). `PRESET=NAME` measures that preset's caves instead of chapter-strict's.
 use std::hint::black_box;
 use std::ops::ControlFlow;
 
@@ -22,7 +25,8 @@ fn main() {
         .nth(2)
         .map(|s| s.parse().unwrap())
         .unwrap_or(200_000);
-    let r = preset("chapter-strict").unwrap();
+    // PRESET=NAME measures that preset's caves (default chapter-strict).
+    let r = preset(&std::env::var("PRESET").unwrap_or("chapter-strict".into())).unwrap();
     let five: MetricSet = "floor_fraction,components,largest_fraction,connected_fraction,boundary"
         .parse()
         .unwrap();
@@ -104,6 +108,13 @@ fn main() {
             for i in 0..n {
                 let g = &caves[i % 64];
                 let mut v = m.lazy(g, &cfg).with_walls(walls[i % 64]);
+                if stage == "one" {
+                    // As `cavesweep bench` times "measure one cave at a time": the five
+                    // metrics through `Measurer::measure`, the wall count included.
+                    m.measure(g, &cfg, &mut out);
+                    black_box(&out);
+                    continue;
+                }
                 let x = match stage.as_str() {
                     "five" => {
                         v.ensure(five);

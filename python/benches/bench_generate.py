@@ -15,7 +15,10 @@
    Each new-array row (``generate_many`` and numpy's below) first allocates, touches and
    frees an array of the same size, so both start from the same memory state (see
    ``recycle``).
-3. What writing the array costs by itself, in the same run: numpy filling a new array of the
+3. What writing the array costs by itself, in the same run: ``generate_many``'s own copy-out
+   with no generation (``cavesweep._native._time_copy_out``: one all-wall cave pushed into the
+   reused buffer N times through the same streaming stores, in the same blocks, on 1 thread and
+   on all), which bounds any ``generate_many`` figure; and numpy filling a new array of the
    same shape (``np.empty(...)`` then ``a.fill(1)``: the operating system's zeroing of fresh
    pages plus one write) and refilling an existing one (``buf.fill(1)``). ``generate_many``
    writes 12.6 kB per 90x140 cave (1.26 GB per 100,000) which the command line never writes;
@@ -117,6 +120,7 @@ def main():
     overhead_str = [p - q for p, q in zip(py_str_us, rust_us)]
 
     many, reused, cli_all, cli_min, np_new, np_refill = [], [], [], [], [], []
+    copy1, copyn = [], []
     cmd_all = cmd_min = ""
     generate_many_rate(r, min(a.seeds, 10_000), a.threads)  # warm up
     buf = np.ones((a.seeds, *r.shape), dtype=np.uint8)  # touched: its pages are mapped
@@ -127,6 +131,8 @@ def main():
         new, refill = numpy_rates(r.shape, a.seeds, buf)
         np_new.append(new)
         np_refill.append(refill)
+        copy1.append(a.seeds / cs._native._time_copy_out(buf, 1))
+        copyn.append(a.seeds / cs._native._time_copy_out(buf, a.threads))
         rate, cmd_all = cli_rate(a.cli, a.preset, a.seeds, a.threads, [])
         cli_all.append(rate)
         rate, cmd_min = cli_rate(a.cli, a.preset, a.seeds, a.threads, ["--metrics", "wall_fraction", "--per-seed", "none"])
@@ -149,6 +155,24 @@ def main():
     print(f"| `{cmd_all}` (every metric) | {med(cli_all):,.0f} caves/s |")
     print(f"| numpy alone: `buf.fill(1)` (refill the {gb:.2f} GB buffer) | {med(np_refill):,.0f} caves/s ({gb / (a.seeds / med(np_refill)):.1f} GB/s) |")
     print(f"| numpy alone: `np.empty(...)` + `.fill(1)` (a new {gb:.2f} GB array) | {med(np_new):,.0f} caves/s ({gb / (a.seeds / med(np_new)):.1f} GB/s) |")
+    print(f"| copy-out alone, 1 thread (`_time_copy_out(buf, 1)`: the streaming stores, no generation) | {med(copy1):,.0f} caves/s ({gb / (a.seeds / med(copy1)):.1f} GB/s) |")
+    print(f"| copy-out alone, {a.threads} threads (`_time_copy_out(buf, {a.threads})`) | {med(copyn):,.0f} caves/s ({gb / (a.seeds / med(copyn)):.1f} GB/s) |")
+    # The bound, from this run's medians: generation at the baseline's rate G and writing at
+    # the copy-out's rate W. Overlapped perfectly, caves/s <= min(G, W); taking turns (each
+    # core generates, then writes), 1 / (1/G + 1/W).
+    g, w = med(cli_min), med(copyn)
+    need = 0.8 * g
+    turns = 1 / (1 / g + 1 / w)
+    print(
+        f"\n**The bound in this run.** 0.8x the baseline is {need:,.0f} caves/s: "
+        f"{need * rows * cols / 1e9:.1f} GB/s of cave bytes written while the same cores generate. "
+        f"Writing alone (no generation) reached {w:,.0f} caves/s ({w * rows * cols / 1e9:.1f} GB/s) on {a.threads} threads "
+        f"and {med(copy1):,.0f} ({med(copy1) * rows * cols / 1e9:.1f} GB/s) on one. "
+        f"If each core generates and writes in turn, the most `generate_many` can reach is "
+        f"1 / (1/{g:,.0f} + 1/{w:,.0f}) = {turns:,.0f} caves/s ({turns / g:.2f}x); only writes that fully overlap "
+        f"the generation reach min(G, W) = {min(g, w):,.0f} ({min(g, w) / g:.2f}x). "
+        f"`generate_many` into the reused buffer reached {med(reused):,.0f} ({med(reused) / g:.2f}x)."
+    )
 
 if __name__ == "__main__":
     main()

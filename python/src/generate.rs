@@ -309,9 +309,48 @@ fn _time_pipeline(py: Python<'_>, recipe: &Bound<'_, PyAny>, start: u64, n: u64)
     })
 }
 
+/// _time_copy_out(out, threads) -> seconds: `generate_many`'s copy-out alone, for
+/// python/benches: `out` (a C-contiguous (n, rows, cols) uint8 array) written with one
+/// all-wall cave pushed n times through the same stream, in the same blocks of caves, on
+/// `threads` threads, and no generation: what writing the array costs on this machine, the
+/// ceiling of any `generate_many` figure.
+#[pyfunction]
+fn _time_copy_out(py: Python<'_>, out: &Bound<'_, PyAny>, threads: usize) -> PyResult<f64> {
+    let a = out
+        .cast::<PyArray3<u8>>()
+        .map_err(|_| PyValueError::new_err("out must be a uint8 array of shape (n, rows, cols)"))?;
+    let [_, rows, cols] = <[usize; 3]>::try_from(a.shape()).expect("a 3-D array");
+    let mut grid = cavesweep::grid::Grid::new(rows, cols).map_err(value_error)?;
+    grid.fill(true);
+    let simd = cavesweep::simd::Simd::active();
+    let mut w = a.try_readwrite().map_err(value_error)?;
+    let bytes = w.as_slice_mut().map_err(value_error)?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.max(1))
+        .build()
+        .map_err(value_error)?;
+    let cells = rows * cols;
+    py.detach(|| {
+        let t = std::time::Instant::now();
+        pool.install(|| {
+            bytes
+                .par_chunks_mut((cells * BLOCK).max(1))
+                .for_each(|block| {
+                    let k = block.len() / cells.max(1);
+                    let mut s = Stream::new(simd, block);
+                    for _ in 0..k {
+                        s.push(&grid);
+                    }
+                })
+        });
+        Ok(t.elapsed().as_secs_f64())
+    })
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(generate, m)?)?;
     m.add_function(wrap_pyfunction!(generate_many, m)?)?;
     m.add_function(wrap_pyfunction!(_time_pipeline, m)?)?;
+    m.add_function(wrap_pyfunction!(_time_copy_out, m)?)?;
     Ok(())
 }

@@ -199,9 +199,9 @@ pub fn apply_table<V: Lane>(t: SumTable, centre: V, p: &[V; 4]) -> V {
 mod tests {
     use super::*;
 
-    #[test]
-    fn adders_match_integer_sums() {
-        // Exhaustive over all 2-bit inputs placed in distinct bit positions.
+    /// Three 2-bit numbers per bit position (as low/high planes): bit `i` holds `i % 4`,
+    /// `(i / 4) % 4` and `(i / 16) % 4`, so the 64 positions cover every triple.
+    fn all_triples() -> ((u64, u64), (u64, u64), (u64, u64)) {
         let mut a = (0u64, 0u64);
         let mut b = (0u64, 0u64);
         let mut c = (0u64, 0u64);
@@ -214,6 +214,13 @@ mod tests {
             c.0 |= ((z & 1) as u64) << i;
             c.1 |= ((z >> 1) as u64) << i;
         }
+        (a, b, c)
+    }
+
+    #[test]
+    fn adders_match_integer_sums() {
+        // Exhaustive over all 2-bit inputs placed in distinct bit positions.
+        let (a, b, c) = all_triples();
         let p = vsum3(a, b, c);
         for i in 0..64u32 {
             let want = i % 4 + (i / 4) % 4 + (i / 16) % 4;
@@ -239,18 +246,7 @@ mod tests {
     fn redundant_sum_and_rule_match_integer_sums() {
         // Every triple of 2-bit inputs, one per bit position, through the redundant adder and
         // every table shape the kernels use, against the integer sum.
-        let mut a = (0u64, 0u64);
-        let mut b = (0u64, 0u64);
-        let mut c = (0u64, 0u64);
-        for i in 0..64u32 {
-            let (x, y, z) = (i % 4, (i / 4) % 4, (i / 16) % 4);
-            a.0 |= ((x & 1) as u64) << i;
-            a.1 |= ((x >> 1) as u64) << i;
-            b.0 |= ((y & 1) as u64) << i;
-            b.1 |= ((y >> 1) as u64) << i;
-            c.0 |= ((z & 1) as u64) << i;
-            c.1 |= ((z >> 1) as u64) << i;
-        }
+        let (a, b, c) = all_triples();
         let r = vsum3_redundant(a, b, c);
         for i in 0..64u32 {
             let want = i % 4 + (i / 4) % 4 + (i / 16) % 4;

@@ -537,6 +537,21 @@ fn flood_narrow<I: Isa, const N: usize, const EIGHT: bool>(
 impl Flood {
     /// Load `g` (its FLOOR plane) and clear the claimed plane.
     pub fn load(&mut self, g: &Grid) {
+        struct T<'a>(&'a mut Flood, &'a Grid);
+        impl Task for T<'_> {
+            type Output = ();
+            #[inline(always)]
+            fn run<I: Isa>(self) {
+                self.0.load_on::<I>(self.1)
+            }
+        }
+        let simd = self.simd;
+        simd.run(T(self, g));
+    }
+
+    /// [`Flood::load`] inside a SIMD clone (for callers that already run in one).
+    #[inline(always)]
+    pub(crate) fn load_on<I: Isa>(&mut self, g: &Grid) {
         let lay = Layout::new(g.rows(), g.cols());
         self.lay = lay;
         for v in [&mut self.f, &mut self.s] {
@@ -549,15 +564,7 @@ impl Flood {
             v.clear();
             v.resize(lay.wpr, 0);
         }
-        struct T<'a>(&'a Grid, &'a Layout, &'a mut [u64], &'a mut [u64]);
-        impl Task for T<'_> {
-            type Output = u64;
-            #[inline(always)]
-            fn run<I: Isa>(self) -> u64 {
-                floor_plane_in::<I::Row>(self.0, self.1, self.2, self.3)
-            }
-        }
-        self.floor = self.simd.run(T(g, &lay, &mut self.f, &mut self.s));
+        self.floor = floor_plane_in::<I::Row>(g, &lay, &mut self.f, &mut self.s);
         self.claimed = 0;
     }
 
@@ -632,6 +639,26 @@ impl Flood {
             x,
             conn,
         });
+        self.claimed += filled.size as u64;
+        filled
+    }
+
+    /// [`Flood::flood_from`] inside a SIMD clone (for callers that already run in one: the
+    /// post-steps and the labelling, which flood once per component).
+    #[inline(always)]
+    pub(crate) fn flood_from_on<I: Isa>(
+        &mut self,
+        y: usize,
+        x: usize,
+        conn: Connectivity,
+    ) -> Filled {
+        let filled = FloodTask {
+            flood: self,
+            y,
+            x,
+            conn,
+        }
+        .run::<I>();
         self.claimed += filled.size as u64;
         filled
     }
@@ -796,6 +823,7 @@ impl Flood {
 
     /// Next unclaimed FLOOR cell at or after row-major position `(y, word)`, as `(y, x)`;
     /// advances the cursor so a labelling scan is linear overall.
+    #[inline(always)]
     pub fn next_unclaimed(&self, cursor: &mut (usize, usize)) -> Option<(usize, usize)> {
         if self.claimed == self.floor {
             return None;

@@ -17,6 +17,8 @@ use std::str::FromStr;
 
 use crate::grid::Grid;
 
+use crate::simd::{Isa, Task};
+
 use super::components::Flood;
 use super::{Connectivity, MeasureError};
 
@@ -88,16 +90,18 @@ pub(crate) struct PostScratch {
 }
 
 /// Label all components of the loaded grid, recording each one's first cell and size.
-fn label(flood: &mut Flood, scratch: &mut PostScratch, conn: Connectivity) {
+#[inline(always)]
+fn label<I: Isa>(flood: &mut Flood, scratch: &mut PostScratch, conn: Connectivity) {
     scratch.comps.clear();
     let mut cursor = (0, 0);
     while let Some(cell) = flood.next_unclaimed(&mut cursor) {
-        let n = flood.flood_from(cell.0, cell.1, conn).size;
+        let n = flood.flood_from_on::<I>(cell.0, cell.1, conn).size;
         scratch.comps.push((cell, n));
     }
 }
 
 /// Write `keep` (a plane of FLOOR cells) back into `g`: every other cell becomes WALL.
+#[inline(always)]
 fn write_back(flood: &Flood, keep: &[u64], g: &mut Grid) {
     let lay = flood.lay;
     let mask = lay.last_mask();
@@ -119,14 +123,61 @@ pub(crate) fn apply<R: rand_core::Rng + ?Sized>(
     conn: Connectivity,
     rng: &mut R,
 ) {
+    let simd = flood.simd;
+    simd.run(Apply {
+        flood,
+        scratch,
+        g,
+        step,
+        conn,
+        rng,
+    });
+}
+
+/// [`apply`] in a SIMD clone: the whole post-step (floods, the per-component bookkeeping with
+/// its popcounts, write-back and digging) is compiled with the clone's instructions.
+struct Apply<'a, R: ?Sized> {
+    flood: &'a mut Flood,
+    scratch: &'a mut PostScratch,
+    g: &'a mut Grid,
+    step: PostStep,
+    conn: Connectivity,
+    rng: &'a mut R,
+}
+
+impl<R: rand_core::Rng + ?Sized> Task for Apply<'_, R> {
+    type Output = ();
+    #[inline(always)]
+    fn run<I: Isa>(self) {
+        let Apply {
+            flood,
+            scratch,
+            g,
+            step,
+            conn,
+            rng,
+        } = self;
+        apply_on::<I, R>(flood, scratch, g, step, conn, rng);
+    }
+}
+
+#[inline(always)]
+fn apply_on<I: Isa, R: rand_core::Rng + ?Sized>(
+    flood: &mut Flood,
+    scratch: &mut PostScratch,
+    g: &mut Grid,
+    step: PostStep,
+    conn: Connectivity,
+    rng: &mut R,
+) {
     let conn = match step {
         PostStep::Bridge => Connectivity::Eight,
         _ => conn,
     };
-    flood.load(g);
+    flood.load_on::<I>(g);
     let min = match step {
         PostStep::KeepLargest => {
-            label(flood, scratch, conn);
+            label::<I>(flood, scratch, conn);
             // First largest in labelling order.
             let mut best: Option<((usize, usize), u32)> = None;
             for &c in &scratch.comps {
@@ -136,7 +187,7 @@ pub(crate) fn apply<R: rand_core::Rng + ?Sized>(
             }
             flood.clear_claims();
             if let Some((cell, _)) = best {
-                flood.flood_from(cell.0, cell.1, conn);
+                flood.flood_from_on::<I>(cell.0, cell.1, conn);
             }
             let keep = std::mem::take(&mut flood.s);
             write_back(flood, &keep, g);
@@ -158,7 +209,7 @@ pub(crate) fn apply<R: rand_core::Rng + ?Sized>(
     scratch.regions.clear();
     let mut cursor = (0, 0);
     while let Some(cell) = flood.next_unclaimed(&mut cursor) {
-        let filled = flood.flood_from(cell.0, cell.1, conn);
+        let filled = flood.flood_from_on::<I>(cell.0, cell.1, conn);
         let size = filled.size;
         let kept = size >= min;
         let mut key = (usize::MAX, usize::MAX);
@@ -212,6 +263,7 @@ pub(crate) fn apply<R: rand_core::Rng + ?Sized>(
 /// Position of the `rank`-th (0-based) set bit of `w` (`rank < w.count_ones()`): halving by
 /// popcounts (six steps, no `pdep`, which some CPUs microcode; a bit-clearing loop cost up to
 /// 63 dependent steps per kept region).
+#[inline(always)]
 fn select(w: u64, rank: u32) -> u32 {
     let (mut pos, mut r, mut w) = (0u32, rank, w);
     for half in [32u32, 16, 8, 4, 2, 1] {
@@ -229,6 +281,7 @@ fn select(w: u64, rank: u32) -> u32 {
 /// Dig a 4-connected corridor from `a` to `b`: along `a`'s row to `b`'s column, then along that
 /// column to `b`. Both ends are inside the grid, so every dug cell is. The row segment is
 /// cleared a word at a time.
+#[inline(always)]
 fn dig(g: &mut Grid, a: (usize, usize), b: (usize, usize)) {
     let (y0, x0) = a;
     let (y1, x1) = b;

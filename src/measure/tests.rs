@@ -618,16 +618,19 @@ proptest! {
     fn keep_and_remove_match_oracle(rows in 1usize..20, cols in cols_strategy(), wall_p in 0.0f64..1.0,
                                     seed: u64, conn in conn_strategy(), n in 0u32..12) {
         let grid = random_grid(rows, cols, wall_p, seed);
-        let mut m = Measurer::new();
-        for step in [PostStep::KeepLargest, PostStep::RemoveSmall(n)] {
-            let mut fast = grid.clone();
-            let mut rng = Rand(Mix(seed));
-            m.apply_post(&mut fast, step, conn, &mut rng);
-            let mut want = ByteGrid::from_grid(&grid);
-            oracle::apply_post(&mut want, step, conn, &mut Rand(Mix(seed)));
-            prop_assert_eq!(fast.to_text(), want.to_grid().to_text(), "{}", step);
-            // Neither draws from the stream.
-            prop_assert_eq!(rng.next_u64(), Rand(Mix(seed)).next_u64());
+        // Every SIMD path: the post-steps run in the path's clone.
+        for simd in crate::simd::Simd::available() {
+            let mut m = Measurer::with_simd(simd);
+            for step in [PostStep::KeepLargest, PostStep::RemoveSmall(n)] {
+                let mut fast = grid.clone();
+                let mut rng = Rand(Mix(seed));
+                m.apply_post(&mut fast, step, conn, &mut rng);
+                let mut want = ByteGrid::from_grid(&grid);
+                oracle::apply_post(&mut want, step, conn, &mut Rand(Mix(seed)));
+                prop_assert_eq!(fast.to_text(), want.to_grid().to_text(), "{} {}", simd, step);
+                // Neither draws from the stream.
+                prop_assert_eq!(rng.next_u64(), Rand(Mix(seed)).next_u64());
+            }
         }
     }
 
@@ -635,15 +638,19 @@ proptest! {
     fn bridge_matches_oracle(rows in 1usize..30, cols in cols_strategy(), wall_p in 0.3f64..0.9,
                              seed: u64, conn in conn_strategy()) {
         let grid = random_grid(rows, cols, wall_p, seed);
-        let mut fast = grid.clone();
-        let mut rng = Rand(Mix(seed));
-        Measurer::new().apply_post(&mut fast, PostStep::Bridge, conn, &mut rng);
         let mut want = ByteGrid::from_grid(&grid);
         let mut oracle_rng = Rand(Mix(seed));
         oracle::apply_post(&mut want, PostStep::Bridge, conn, &mut oracle_rng);
-        prop_assert_eq!(fast.to_text(), want.to_grid().to_text(), "\n{}", grid);
-        // The same number of draws: the streams continue at the same place.
-        prop_assert_eq!(rng.next_u64(), oracle_rng.next_u64());
+        let after = oracle_rng.next_u64();
+        // Every SIMD path: the post-steps run in the path's clone.
+        for simd in crate::simd::Simd::available() {
+            let mut fast = grid.clone();
+            let mut rng = Rand(Mix(seed));
+            Measurer::with_simd(simd).apply_post(&mut fast, PostStep::Bridge, conn, &mut rng);
+            prop_assert_eq!(fast.to_text(), want.to_grid().to_text(), "{}\n{}", simd, grid);
+            // The same number of draws: the streams continue at the same place.
+            prop_assert_eq!(rng.next_u64(), after);
+        }
     }
 
     #[test]
@@ -815,11 +822,7 @@ proptest! {
                     let mut b = ByteGrid::from_grid(&random_grid(rows, cols, p, seed ^ k as u64));
                     if r.next().is_multiple_of(2) && rows > 2 && cols > 2 {
                         // Smooth it like a cave: pockets, long runs, one big component.
-                        let pass = crate::rule::Pass::sync(
-                            crate::rule::Rule::chapter_strict(),
-                            crate::rule::Outside::Floor,
-                            crate::rule::Border::Solid,
-                        );
+                        let pass = smoothing_pass();
                         b.step(&pass);
                         b.step(&pass);
                     }
@@ -903,4 +906,59 @@ fn batch_hand_cases() {
             }
         }
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Every SIMD path: `min_width` asked for first (before the spawn's component is measured:
+    /// a search's order) gives the oracle's value, alone and in a batch's lanes (plain and
+    /// dense), on smoothed caves and random grids; the other metrics after it too.
+    #[test]
+    fn min_width_first_matches_oracle(rows in 1usize..50, cols in lane_cols_strategy(),
+                            seed: u64, conn in conn_strategy(), pick: u64,
+                            p in prop_oneof![Just(0.0), 0.0f64..0.05, 0.0f64..0.6]) {
+        let mut r = Mix(pick);
+        let mut b = ByteGrid::from_grid(&random_grid(rows, cols, p, seed));
+        if r.next().is_multiple_of(2) && rows > 2 && cols > 2 {
+            let pass = smoothing_pass();
+            b.step(&pass);
+        }
+        let grid = b.to_grid();
+        let spawn = (r.below(rows), r.below(cols));
+        let c = cfg(conn, spawn, Some((r.below(rows), r.below(cols))));
+        let want = oracle::measure(&b, &c);
+        for simd in crate::simd::Simd::available() {
+            let mut m = Measurer::with_simd(simd);
+            let mut view = m.lazy(&grid, &c);
+            let got = view.get(Metric::MinWidth);
+            prop_assert_eq!(got, want[Metric::MinWidth.index()], "{:?}\n{}", simd, grid);
+            for metric in Metric::ALL {
+                let (a, w) = (view.get(metric), want[metric.index()]);
+                prop_assert!(a == w || (a.is_nan() && w.is_nan()), "{:?} {}: {} vs {}", simd, metric, a, w);
+            }
+            let grids = vec![grid.clone(); simd.lanes()];
+            let mut buf = crate::kernel::batch::LaneBuf::default();
+            load_lanes(simd, &mut buf, &grids);
+            for dense in [false, true] {
+                if dense {
+                    m.begin_dense_batch(simd, rows, cols);
+                } else {
+                    m.begin_batch(simd, rows, cols);
+                }
+                let k = r.below(simd.lanes());
+                let got = m.lazy_in(&grids[k], &c, &mut buf, k).get(Metric::MinWidth);
+                prop_assert_eq!(got, want[Metric::MinWidth.index()], "{:?} dense {}", simd, dense);
+            }
+        }
+    }
+}
+
+/// The chapter's strict sync pass, used to smooth random grids into cave-like ones.
+fn smoothing_pass() -> crate::rule::Pass {
+    crate::rule::Pass::sync(
+        crate::rule::Rule::chapter_strict(),
+        crate::rule::Outside::Floor,
+        crate::rule::Border::Solid,
+    )
 }

@@ -71,12 +71,7 @@ impl Gather {
         }
         let n = self.n;
         self.n = 0;
-        self.simd.run(Load {
-            lanes: &mut self.lanes,
-            grids: &self.grids[..n],
-            rows: self.rows,
-            cols: self.cols,
-        });
+        self.simd.run(Load(&mut self.lanes, &self.grids[..n]));
         self.measurer
             .begin_dense_batch(self.simd, self.rows, self.cols);
         for k in 0..n {
@@ -90,32 +85,29 @@ impl Gather {
     }
 }
 
-/// Put grids into the first lanes (the other lanes keep earlier caves: each lane is measured
-/// on its own).
-struct Load<'a> {
-    lanes: &'a mut LaneBuf,
-    grids: &'a [Grid],
-    rows: usize,
-    cols: usize,
-}
+/// Put grids (at least one, all of one size) into the first lanes (the other lanes keep
+/// earlier caves: each lane is measured on its own).
+struct Load<'a>(&'a mut LaneBuf, &'a [Grid]);
 
 impl Task for Load<'_> {
     type Output = ();
     #[inline(always)]
     fn run<I: Isa>(self) {
         let n = <I::Lanes as Lane>::N;
-        let (rows, cols) = (self.rows, self.cols);
+        let Load(lanes, grids) = self;
+        let (rows, cols) = (grids[0].rows(), grids[0].cols());
         let (wpr, stride) = (cols.div_ceil(64), cols.div_ceil(64) + 2);
-        let mut v = self.lanes.view::<I::Lanes>(rows, cols);
+        let mut v = lanes.view::<I::Lanes>(rows, cols);
         let raw = v.raw_mut();
-        assert!(self.grids.len() <= n && raw.len() == (rows + 2) * stride);
+        assert!(grids.len() <= n && raw.len() == (rows + 2) * stride);
         // Word by word into lane k: `LaneGrid::grid_to_lane` sets whole vectors through
         // `Lane::set`, compiled out of line (~2 us per 90x140 cave); plain stores are a copy.
         // SAFETY: `Lane` implementors are plain `[u64; N]` layouts (every bit pattern valid;
         // what `LaneBuf::view` relies on too), so the vectors are `len * N` words.
         let words =
             unsafe { std::slice::from_raw_parts_mut(raw.as_mut_ptr() as *mut u64, raw.len() * n) };
-        for (k, g) in self.grids.iter().enumerate() {
+        for (k, g) in grids.iter().enumerate() {
+            debug_assert!((g.rows(), g.cols()) == (rows, cols));
             for y in 0..rows {
                 // The layout of `LaneGrid`: a guard row above, a guard vector left of each row.
                 let o = (y + 1) * stride + 1;

@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 use crate::fanout;
 use crate::generate::Generator;
 use crate::grid::Grid;
-use crate::measure::{Metric, MetricSet, Stage, Values};
+use crate::measure::{MeasureConfig, Metric, MetricSet, Stage, Values};
 use crate::query::{Expr, Plan};
 use crate::recipe::{Recipe, RecipeError};
 use crate::render;
@@ -371,10 +371,29 @@ impl TopK {
             self.heap.push(r);
         }
     }
+    /// Whether a cave whose `--by` value is empty (NaN) can no longer enter: the heap holds
+    /// `k` caves and even its worst has a value (an empty value ranks after every value).
+    fn shuts_out_empty(&self) -> bool {
+        self.heap.len() >= self.k && self.heap.peek().is_some_and(|w| !w.empty)
+    }
     fn sorted(&self) -> Vec<Match> {
         let mut v: Vec<Ranked> = self.heap.iter().copied().collect();
         v.sort();
         v.into_iter().map(|r| r.m).collect()
+    }
+}
+
+/// Whether `m` is certainly empty (NaN) on `grid`, known from a few cells alone (no flood, no
+/// BFS): `path_length` when the spawn or the exit is WALL, or no exit lies inside the grid
+/// (the BFS walks FLOOR from a FLOOR spawn, so it never reaches a WALL exit), `reach_depth`
+/// when the spawn is WALL. False means "not known", never "not empty". Checked against the
+/// measured values in the tests.
+fn certainly_empty(m: Metric, cfg: &MeasureConfig, grid: &Grid) -> bool {
+    let wall = |(y, x): (usize, usize)| y >= grid.rows() || x >= grid.cols() || grid.get(y, x);
+    match m {
+        Metric::PathLength => wall(cfg.spawn) || cfg.exit.is_none_or(wall),
+        Metric::ReachDepth => wall(cfg.spawn),
+        _ => false,
     }
 }
 
@@ -398,6 +417,20 @@ struct Found {
 }
 
 impl Found {
+    /// `--top` by a metric that is certainly empty on this cave ([`certainly_empty`]) while
+    /// the chunk's heap already holds `k` caves with values: the cave cannot enter the chunk's
+    /// best `k` whether it matches or not (an empty value ranks after every value), so it
+    /// need not be measured at all. The chunk's best `k` are the same, hence the search's
+    /// rows (the search's best `k` are among the chunks' best `k`).
+    fn shuts_out(&self, cfg: &MeasureConfig, grid: &Grid) -> bool {
+        match (&self.top, self.mode) {
+            (Some(t), Mode::Top { by, .. }) => {
+                t.shuts_out_empty() && certainly_empty(by, cfg, grid)
+            }
+            _ => false,
+        }
+    }
+
     /// A cave that matches: measure the output columns and keep it. True once the chunk holds
     /// `--limit` matches.
     fn add(
@@ -700,6 +733,9 @@ impl Search {
                         return ControlFlow::Break(());
                     }
                     examined += 1;
+                    if found.shuts_out(&cfg, cave.grid) {
+                        return ControlFlow::Continue(());
+                    }
                     let matched = match &mut gather {
                         Some(g) => {
                             // Decide on the fractions if they can; otherwise queue the cave.

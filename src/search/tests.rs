@@ -68,6 +68,29 @@ fn brute(query: &str, seeds: impl Iterator<Item = u64>) -> Vec<Match> {
         .collect()
 }
 
+/// A validated, calibrated search of `spec(query, seeds, mode, chunk)`.
+fn search(query: &str, seeds: Seeds, mode: Mode, chunk: u64) -> Search {
+    Search::new(spec(query, seeds, mode, chunk)).unwrap()
+}
+
+/// `matches` sorted as `--top` ranks them by `by` (empty values last, ties by lower seed).
+fn ranked(matches: &[Match], by: Metric, order: Order) -> Vec<Match> {
+    let mut v = matches.to_vec();
+    v.sort_by(|a, b| {
+        let (x, y) = (a.values[by.index()], b.values[by.index()]);
+        let best = if order == Order::Asc {
+            x.partial_cmp(&y)
+        } else {
+            y.partial_cmp(&x)
+        };
+        x.is_nan()
+            .cmp(&y.is_nan())
+            .then(best.unwrap_or(CmpOrdering::Equal))
+            .then(a.seed.cmp(&b.seed))
+    });
+    v
+}
+
 fn same(a: &[Match], b: &[Match]) -> bool {
     a.len() == b.len()
         && a.iter().zip(b).all(|(x, y)| {
@@ -86,7 +109,7 @@ fn all_limit_and_top_match_brute_force() {
     let want = brute(QUERY, 100..900);
     assert!(want.len() > 20 && want.len() < 700, "{}", want.len());
     for (threads, chunk) in [(1, 64), (2, 5), (3, 1)] {
-        let s = Search::new(spec(QUERY, Seeds::Range(100..900), Mode::All, chunk)).unwrap();
+        let s = search(QUERY, Seeds::Range(100..900), Mode::All, chunk);
         let (r, sink) = run_search(&s, threads, &[]);
         assert!(same(&sink.rows, &want), "threads {threads} chunk {chunk}");
         assert_eq!(
@@ -97,13 +120,7 @@ fn all_limit_and_top_match_brute_force() {
             // A range far longer than the matches need: stopping must save most of it (how
             // far workers run ahead of the collector depends on timing, so the margin is wide).
             let long = 100..200_000;
-            let s = Search::new(spec(
-                QUERY,
-                Seeds::Range(long.clone()),
-                Mode::Limit(n),
-                chunk,
-            ))
-            .unwrap();
+            let s = search(QUERY, Seeds::Range(long.clone()), Mode::Limit(n), chunk);
             let (r, sink) = run_search(&s, threads, &[]);
             assert!(same(&sink.rows, &want[..n as usize]), "limit {n}");
             assert!(
@@ -113,7 +130,7 @@ fn all_limit_and_top_match_brute_force() {
             );
         }
         let by = Metric::PathLength;
-        let s = Search::new(spec(
+        let s = search(
             QUERY,
             Seeds::Range(100..900),
             Mode::Top {
@@ -122,25 +139,16 @@ fn all_limit_and_top_match_brute_force() {
                 order: Order::Asc,
             },
             chunk,
-        ))
-        .unwrap();
+        );
         let (_, sink) = run_search(&s, threads, &[]);
-        let mut ranked = want.clone();
-        ranked.sort_by(|a, b| {
-            let (x, y) = (a.values[by.index()], b.values[by.index()]);
-            x.is_nan()
-                .cmp(&y.is_nan())
-                .then(x.partial_cmp(&y).unwrap_or(CmpOrdering::Equal))
-                .then(a.seed.cmp(&b.seed))
-        });
-        assert!(same(&sink.rows, &ranked[..7]));
+        assert!(same(&sink.rows, &ranked(&want, by, Order::Asc)[..7]));
         assert_eq!(sink.calls, 1, "--top writes once, at the end");
     }
 }
 
 #[test]
 fn prior_chunks_are_not_rerun_and_give_the_same_rows() {
-    let s = Search::new(spec(QUERY, Seeds::Range(0..640), Mode::All, 64)).unwrap();
+    let s = search(QUERY, Seeds::Range(0..640), Mode::All, 64);
     let (_, full) = run_search(&s, 2, &[]);
     assert_eq!(full.chunks.len(), 10);
     // A resumed run that already has chunks 0, 1, 2 and 7.
@@ -160,7 +168,7 @@ fn prior_chunks_are_not_rerun_and_give_the_same_rows() {
     let (r, again) = run_search(&s, 2, &full.chunks);
     assert!(same(&again.rows, &full.rows) && r.examined == 0);
     // With --limit, prior chunks count toward N.
-    let s = Search::new(spec(QUERY, Seeds::Range(0..640), Mode::Limit(5), 64)).unwrap();
+    let s = search(QUERY, Seeds::Range(0..640), Mode::Limit(5), 64);
     let (_, lim) = run_search(&s, 1, &full.chunks[..0]);
     let (r, lim2) = run_search(&s, 1, &lim.chunks);
     assert!(same(&lim.rows, &lim2.rows) && r.examined == 0);
@@ -170,7 +178,7 @@ fn prior_chunks_are_not_rerun_and_give_the_same_rows() {
         by: Metric::Boundary,
         order: Order::Desc,
     };
-    let s = Search::new(spec(QUERY, Seeds::Range(0..640), mode, 64)).unwrap();
+    let s = search(QUERY, Seeds::Range(0..640), mode, 64);
     let (_, top) = run_search(&s, 2, &[]);
     let prior: Vec<ChunkRecord> = top
         .chunks
@@ -185,7 +193,7 @@ fn prior_chunks_are_not_rerun_and_give_the_same_rows() {
 
 #[test]
 fn stop_flag_interrupts_with_the_finished_rows() {
-    let s = Search::new(spec(QUERY, Seeds::Range(0..100_000), Mode::All, 64)).unwrap();
+    let s = search(QUERY, Seeds::Range(0..100_000), Mode::All, 64);
     let mut sink = VecSink::default();
     let r = s.run(2, &AtomicBool::new(true), &[], &mut sink).unwrap();
     assert_eq!(r.outcome, Outcome::Interrupted);
@@ -207,20 +215,19 @@ fn seed_lists_group_into_runs() {
     // A list search equals the range search restricted to the list.
     let seeds: Vec<u64> = (0..400).filter(|s| s % 3 != 1).collect();
     let want = brute(QUERY, seeds.iter().copied());
-    let s = Search::new(spec(QUERY, Seeds::list(seeds).unwrap(), Mode::All, 16)).unwrap();
+    let s = search(QUERY, Seeds::list(seeds).unwrap(), Mode::All, 16);
     let (_, sink) = run_search(&s, 2, &[]);
     assert!(same(&sink.rows, &want));
 }
 
 #[test]
 fn explain_names_every_clause_with_cost_and_rate() {
-    let s = Search::new(spec(
+    let s = search(
         "path_length<70 && floor_fraction>=0.7 && path_length<70",
         Seeds::Range(0..300),
         Mode::All,
         64,
-    ))
-    .unwrap();
+    );
     let e = s.explain();
     assert!(
         e.contains("evaluation order: floor_fraction>=0.7 && path_length<70"),
@@ -265,7 +272,7 @@ fn checkpoints_give_back_the_finished_chunks_bit_for_bit() {
             order: Order::Asc,
         },
     ] {
-        let s = Search::new(spec(q, Seeds::Range(0..700), mode, 64)).unwrap();
+        let s = search(q, Seeds::Range(0..700), mode, 64);
         let (_, full) = run_search(&s, 2, &[]);
         let dir = scratch_dir(&format!("ck-{mode:?}").replace([' ', '{', '}', ':', ','], ""));
         let (mut ck, prior) = Checkpoint::open(&s, &dir, "test", false).unwrap();
@@ -291,7 +298,7 @@ fn checkpoints_give_back_the_finished_chunks_bit_for_bit() {
         assert!(r.examined <= 64);
         drop(ck);
         // A different search is refused; the folder is left alone.
-        let other = Search::new(spec("components>=3", Seeds::Range(0..700), mode, 64)).unwrap();
+        let other = search("components>=3", Seeds::Range(0..700), mode, 64);
         let e = Checkpoint::open(&other, &dir, "test", false).err().unwrap();
         assert!(e.to_string().contains("holds a different search"), "{e}");
         let (ck, _) = Checkpoint::open(&s, &dir, "test", false).unwrap();
@@ -317,7 +324,7 @@ fn checkpoints_give_back_the_finished_chunks_bit_for_bit() {
 
 #[test]
 fn damaged_checkpoint_records_are_rerun() {
-    let s = Search::new(spec(QUERY, Seeds::Range(0..640), Mode::All, 64)).unwrap();
+    let s = search(QUERY, Seeds::Range(0..640), Mode::All, 64);
     let (_, full) = run_search(&s, 2, &[]);
     let with_rows: Vec<u64> = full
         .chunks
@@ -387,11 +394,7 @@ fn gathered_survivors_give_the_same_rows() {
     for q in &queries {
         let want = brute(q, 0..1200);
         assert!(!want.is_empty() && want.len() < 1000, "{q}: {}", want.len());
-        let mut ranked = want.clone();
-        ranked.sort_by(|a, b| {
-            let (x, y) = (a.values[by.index()], b.values[by.index()]);
-            y.partial_cmp(&x).unwrap().then(a.seed.cmp(&b.seed))
-        });
+        let ranked = ranked(&want, by, Order::Desc);
         for mode in [
             Mode::All,
             Mode::Limit(3),
@@ -406,7 +409,7 @@ fn gathered_survivors_give_the_same_rows() {
                 Mode::Limit(n) => &want[..(n as usize).min(want.len())],
                 Mode::Top { k, .. } => &ranked[..(k as usize).min(ranked.len())],
             };
-            let mut s = Search::new(spec(q, Seeds::Range(0..1200), mode, 100)).unwrap();
+            let mut s = search(q, Seeds::Range(0..1200), mode, 100);
             assert!(s.gathers(), "{q}: the fractions decide most caves");
             for gather in [true, false] {
                 s.set_gather(gather);
@@ -421,12 +424,73 @@ fn gathered_survivors_give_the_same_rows() {
         }
     }
     // Where most caves need more than the fractions, they are measured where they were made.
-    let s = Search::new(spec(
-        "path_length>=0",
-        Seeds::Range(0..1200),
-        Mode::All,
-        100,
-    ))
-    .unwrap();
-    assert!(!s.gathers());
+    assert!(!search("path_length>=0", Seeds::Range(0..1200), Mode::All, 100).gathers());
+}
+
+/// `certainly_empty` never claims a value is empty when it is not (every preset, an exit
+/// often on WALL), and `--top` by `path_length` / `reach_depth`, which skips such caves once
+/// the chunk's best are full of values, gives the brute force's ranking, 1 and 2 threads,
+/// both orders.
+#[test]
+fn top_skips_only_caves_certainly_empty() {
+    for name in crate::presets::NAMES {
+        let mut r = preset(name).unwrap();
+        r.set_kv("rows=30").unwrap();
+        r.set_kv("cols=50").unwrap();
+        r.set_kv("exit=1,48").unwrap();
+        let mut g = Generator::new(&r, MetricSet::ALL).unwrap();
+        let cfg = *g.measure_config();
+        let mut empty = 0;
+        for seed in 0..400 {
+            let cave = g.run(seed).unwrap();
+            for m in Metric::ALL {
+                if certainly_empty(m, &cfg, cave.grid) {
+                    empty += 1;
+                    assert!(cave.values[m.index()].is_nan(), "{name} seed {seed} {m}");
+                }
+            }
+        }
+        assert!(empty > 0, "{name}: the exit is never WALL");
+    }
+    let mut r = recipe();
+    r.set_kv("exit=10,50").unwrap();
+    let query = "path_length>=0 || components>=2";
+    let q: Expr = query.parse().unwrap();
+    let mut g = Generator::new(&r, MetricSet::ALL).unwrap();
+    let want: Vec<Match> = (0..1500)
+        .filter_map(|seed| {
+            let cave = g.run(seed).unwrap();
+            q.eval(cave.values).then_some(Match {
+                seed,
+                values: *cave.values,
+            })
+        })
+        .collect();
+    let nan = want
+        .iter()
+        .filter(|m| m.values[Metric::PathLength.index()].is_nan())
+        .count();
+    assert!(nan > 20 && nan < want.len() - 20, "{nan} of {}", want.len());
+    for by in [Metric::PathLength, Metric::ReachDepth] {
+        for order in [Order::Desc, Order::Asc] {
+            let expect = ranked(&want, by, order);
+            for (k, chunk) in [(3, 100), (9, 400), (40, 64)] {
+                let mut sp = spec(
+                    query,
+                    Seeds::Range(0..1500),
+                    Mode::Top { k, by, order },
+                    chunk,
+                );
+                sp.recipe = r.clone();
+                let s = Search::new(sp).unwrap();
+                for threads in [1, 2] {
+                    let (_, sink) = run_search(&s, threads, &[]);
+                    assert!(
+                        same(&sink.rows, &expect[..k as usize]),
+                        "{by} {order:?} k {k} threads {threads}"
+                    );
+                }
+            }
+        }
+    }
 }

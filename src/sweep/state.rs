@@ -46,8 +46,14 @@ pub const OUTPUTS: [&str; 5] = [
 const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
 /// Grid points formatted per batch by the final assembly.
 const FINISH_BATCH: u64 = 4096;
-/// Seed-row bytes waiting in memory that force an early checkpoint.
-const ROWS_FLUSH_BYTES: usize = 64 << 20;
+/// Bytes waiting in memory (seed rows and closed points' records) that force an early
+/// checkpoint. Why a bound at all: a small-cave grid closes ~50,000 points a second, ~1.2 KB of
+/// record each, so a one-second checkpoint interval alone let ~100 MB wait (and as much again in
+/// the checkpoint being written), breaking the 256 MB cap on a 100,000-point grid.
+const FLUSH_BYTES: usize = 16 << 20;
+/// Bytes waiting beyond which the collector waits for the checkpoint in flight instead of
+/// gathering more: memory stays under ~2 x this whatever the disk's speed.
+const BACKPRESSURE_BYTES: usize = 4 * FLUSH_BYTES;
 
 fn store_err(msg: impl std::fmt::Display) -> SweepError {
     SweepError::Store(msg.to_string())
@@ -125,7 +131,8 @@ pub struct SweepState<'p> {
     open: BTreeMap<usize, OpenPoint>,
     pending_closed: Vec<PointRecord>,
     pending_rows: Vec<(u64, u64, Vec<u8>)>,
-    pending_row_bytes: usize,
+    /// Bytes of `pending_rows` and `pending_closed`.
+    pending_bytes: usize,
     chunks_done: u64,
     chunks_total: u64,
     seeds_done: u64,
@@ -352,7 +359,7 @@ impl<'p> SweepState<'p> {
             open: BTreeMap::new(),
             pending_closed: Vec::new(),
             pending_rows: Vec::new(),
-            pending_row_bytes: 0,
+            pending_bytes: 0,
             chunks_done: 0,
             chunks_total: 0,
             seeds_done: 0,
@@ -827,7 +834,7 @@ impl<'p> SweepState<'p> {
     /// Queue a finished chunk's seed rows; checkpoint if due.
     fn chunk_rows(&mut self, id: u64, n: u64, rows: Vec<u8>) -> Result<(), SweepError> {
         if n > 0 {
-            self.pending_row_bytes += rows.len();
+            self.pending_bytes += rows.len();
             self.pending_rows.push((id, n, rows));
         }
         self.dirty = true;
@@ -843,7 +850,7 @@ impl<'p> SweepState<'p> {
         let due = self
             .last_save
             .is_none_or(|t| t.elapsed() >= CHECKPOINT_EVERY)
-            || self.pending_row_bytes >= ROWS_FLUSH_BYTES;
+            || self.pending_bytes >= FLUSH_BYTES;
         if !now && !due {
             return Ok(());
         }
@@ -866,7 +873,7 @@ impl<'p> SweepState<'p> {
         failpoint::kill("checkpoint");
         self.pending_closed.clear();
         self.pending_rows.clear();
-        self.pending_row_bytes = 0;
+        self.pending_bytes = 0;
         self.open.values_mut().for_each(|o| o.dirty = false);
         self.dirty = false;
         self.last_save = Some(Instant::now());
@@ -904,7 +911,7 @@ impl<'p> SweepState<'p> {
         now: bool,
     ) -> Result<(), SweepError> {
         if bg.poll()? {
-            if !now {
+            if !now && self.pending_bytes < BACKPRESSURE_BYTES {
                 return Ok(());
             }
             bg.busy = true;
@@ -915,7 +922,7 @@ impl<'p> SweepState<'p> {
         let mut points = std::mem::take(&mut self.pending_closed);
         points.extend(Self::dirty_open_records(&self.open));
         let rows = std::mem::take(&mut self.pending_rows);
-        self.pending_row_bytes = 0;
+        self.pending_bytes = 0;
         self.open.values_mut().for_each(|o| o.dirty = false);
         self.dirty = false;
         self.last_save = Some(Instant::now());
@@ -965,7 +972,7 @@ impl<'p> SweepState<'p> {
             |w, id| engine::run_chunk(plan, id, w, stop, Mode::RowsOnly),
             |r| {
                 if r.n_rows > 0 {
-                    self.pending_row_bytes += r.rows.len();
+                    self.pending_bytes += r.rows.len();
                     self.pending_rows.push((r.id, r.n_rows, r.rows));
                 }
                 self.dirty = true;
@@ -1154,7 +1161,7 @@ impl<'p> SweepState<'p> {
         self.open.clear();
         self.pending_closed.clear();
         self.pending_rows.clear();
-        self.pending_row_bytes = 0;
+        self.pending_bytes = 0;
         self.rows_to_redo.clear();
         self.repairs.clear();
         self.intact.clear();
@@ -1197,6 +1204,7 @@ impl<'p> SweepState<'p> {
 
     /// [`SweepState::close_point`] for a point already encoded (and formatted) by its worker.
     fn close_encoded(&mut self, p: usize, c: Closed) -> Result<(), SweepError> {
+        self.pending_bytes += c.record.len();
         self.pending_closed.push(PointRecord {
             point: p as u64,
             closed: true,
@@ -1252,7 +1260,7 @@ impl<'p> SweepState<'p> {
         n: u64,
         data: Vec<u8>,
     ) -> Result<(), SweepError> {
-        self.pending_row_bytes += data.len();
+        self.pending_bytes += data.len();
         self.pending_rows.push((chunk, n, data));
         self.dirty = true;
         self.checkpoint(false)
