@@ -9,11 +9,6 @@
 //! digs an L-shaped corridor (along the first cell's row, then along the second cell's column),
 //! which is a shortest 4-connected path and stays inside the grid's bounding box of the two cells.
 //!
-//! `bridge` labels its regions by union-find over the FLOOR runs of each row (one pass over
-//! the rows; a region's size, key and random cell come from its runs), not by the flood fills
-//! the other post-steps use: a NetHack map after its passes is many small regions, where one
-//! flood each costs more than the runs (see `bridge_runs`).
-//!
 //! RNG use (part of the seed's stream, so it must stay stable): one `next_u32` per kept region,
 //! drawn in row-major discovery order (the order the regions are labelled in), before sorting.
 
@@ -92,182 +87,6 @@ pub(crate) struct PostScratch {
     /// Cells claimed by the components labelled so far.
     prev: Vec<u64>,
     regions: Vec<Region>,
-    /// `bridge`'s FLOOR runs in row-major order, their union-find parents, their region labels
-    /// and the regions.
-    runs: Vec<Run>,
-    parent: Vec<u32>,
-    label: Vec<u32>,
-    rregions: Vec<RunRegion>,
-}
-
-/// One FLOOR run of `bridge`'s labelling: row `y`, columns `x0..=x1`.
-#[derive(Debug, Clone, Copy)]
-struct Run {
-    y: u32,
-    x0: u32,
-    x1: u32,
-}
-
-/// A region of `bridge`'s labelling: its size, its column-major discovery key (`(x, y)` of its
-/// first cell in a column-major scan) and, while its cell is being picked, the rank left.
-#[derive(Debug, Clone, Copy)]
-struct RunRegion {
-    size: u32,
-    key: (u32, u32),
-    rank: u32,
-}
-
-/// Append the FLOOR runs of row `y` of `g` (FLOOR = 0 bits) to `runs`, left to right; a run may
-/// cross word boundaries.
-#[inline(always)]
-fn row_runs(g: &Grid, y: usize, runs: &mut Vec<Run>) {
-    let row = g.row(y);
-    let last = row.len() - 1;
-    let mask = g.last_word_mask();
-    // Start of the run still open at the end of the previous word.
-    let mut open: Option<u32> = None;
-    for (i, &w) in row.iter().enumerate() {
-        let mut f = !w;
-        if i == last {
-            f &= mask;
-        }
-        let base = 64 * i as u32;
-        let mut at = 0u32; // bits below `at` are done
-        loop {
-            if let Some(x0) = open {
-                // The open run goes on through the low FLOOR bits from `at`.
-                let len = (!(f >> at)).trailing_zeros().min(64 - at);
-                if at + len == 64 {
-                    break; // still open at the word's end
-                }
-                runs.push(Run {
-                    y: y as u32,
-                    x0,
-                    x1: base + at + len - 1,
-                });
-                open = None;
-                at += len;
-            }
-            let rest = if at >= 64 { 0 } else { f >> at << at };
-            if rest == 0 {
-                break;
-            }
-            let s = rest.trailing_zeros();
-            open = Some(base + s);
-            at = s;
-        }
-    }
-    if let Some(x0) = open {
-        runs.push(Run {
-            y: y as u32,
-            x0,
-            x1: g.cols() as u32 - 1,
-        });
-    }
-}
-
-#[inline(always)]
-fn find(parent: &mut [u32], mut a: u32) -> u32 {
-    while parent[a as usize] != a {
-        let p = parent[a as usize];
-        parent[a as usize] = parent[p as usize];
-        a = p;
-    }
-    a
-}
-
-/// `bridge` by run-based union-find: label every 8-connected FLOOR region in one pass over the
-/// rows (each run joined to the runs of the row above it touches, the root of a region being its
-/// first run in row-major order), then erase the regions of 1..3 cells, draw one `next_u32` per
-/// kept region in row-major order of their first cells (the labelling order of the floods this
-/// replaces, as documented), pick each kept region's cell and dig the corridors.
-#[inline(always)]
-fn bridge_runs<R: rand_core::Rng + ?Sized>(scratch: &mut PostScratch, g: &mut Grid, rng: &mut R) {
-    let PostScratch {
-        runs,
-        parent,
-        label,
-        rregions,
-        regions,
-        ..
-    } = scratch;
-    runs.clear();
-    parent.clear();
-    let mut prev = 0..0;
-    for y in 0..g.rows() {
-        let start = runs.len();
-        row_runs(g, y, runs);
-        let cur = start..runs.len();
-        parent.extend(cur.start as u32..cur.end as u32);
-        // Join each run with the runs of the row above within one column of it.
-        let (mut i, mut j) = (prev.start, cur.start);
-        while i < prev.end && j < cur.end {
-            let (a, b) = (runs[i], runs[j]);
-            if a.x0 <= b.x1 + 1 && b.x0 <= a.x1 + 1 {
-                let (ra, rb) = (find(parent, i as u32), find(parent, j as u32));
-                // The smaller index (the earlier run in row-major order) stays the root.
-                let (lo, hi) = (ra.min(rb), ra.max(rb));
-                parent[hi as usize] = lo;
-            }
-            if a.x1 < b.x1 {
-                i += 1;
-            } else {
-                j += 1;
-            }
-        }
-        prev = cur;
-    }
-    // Regions in row-major order of their first runs (their roots): sizes and keys.
-    label.clear();
-    rregions.clear();
-    for (k, r) in runs.iter().enumerate() {
-        let root = find(parent, k as u32) as usize;
-        let id = if root == k {
-            rregions.push(RunRegion {
-                size: 0,
-                key: (u32::MAX, u32::MAX),
-                rank: u32::MAX,
-            });
-            rregions.len() as u32 - 1
-        } else {
-            label[root]
-        };
-        label.push(id);
-        let reg = &mut rregions[id as usize];
-        reg.size += r.x1 - r.x0 + 1;
-        reg.key = reg.key.min((r.x0, r.y));
-    }
-    // One draw per kept region, in labelling order.
-    for reg in rregions.iter_mut() {
-        if reg.size >= 4 {
-            reg.rank = ((rng.next_u32() as u64 * reg.size as u64) >> 32) as u32;
-        }
-    }
-    // Erase the small regions, pick each kept region's cell (its rank-th in row-major order).
-    regions.clear();
-    for (r, &id) in runs.iter().zip(label.iter()) {
-        let reg = &mut rregions[id as usize];
-        let len = r.x1 - r.x0 + 1;
-        if reg.size < 4 {
-            for x in r.x0..=r.x1 {
-                g.set(r.y as usize, x as usize, true);
-            }
-        } else if reg.rank != u32::MAX {
-            if reg.rank < len {
-                regions.push(Region {
-                    key: (reg.key.0 as usize, reg.key.1 as usize),
-                    cell: (r.y as usize, (r.x0 + reg.rank) as usize),
-                });
-                reg.rank = u32::MAX;
-            } else {
-                reg.rank -= len;
-            }
-        }
-    }
-    regions.sort_by_key(|r| r.key);
-    for pair in regions.windows(2) {
-        dig(g, pair[0].cell, pair[1].cell);
-    }
 }
 
 /// Label all components of the loaded grid, recording each one's first cell and size.
@@ -351,10 +170,13 @@ fn apply_on<I: Isa, R: rand_core::Rng + ?Sized>(
     conn: Connectivity,
     rng: &mut R,
 ) {
+    let conn = match step {
+        PostStep::Bridge => Connectivity::Eight,
+        _ => conn,
+    };
+    flood.load_on::<I>(g);
     let min = match step {
-        PostStep::Bridge => return bridge_runs(scratch, g, rng),
         PostStep::KeepLargest => {
-            flood.load_on::<I>(g);
             label::<I>(flood, scratch, conn);
             // First largest in labelling order.
             let mut best: Option<((usize, usize), u32)> = None;
@@ -373,34 +195,87 @@ fn apply_on<I: Isa, R: rand_core::Rng + ?Sized>(
             return;
         }
         PostStep::RemoveSmall(n) => n,
+        PostStep::Bridge => 4,
     };
     // One labelling pass: right after each component's flood, its cells are the claimed cells
     // that were not claimed before (`prev`), in its rows `lo..=hi`. Kept components go into
-    // `keep`.
-    flood.load_on::<I>(g);
+    // `keep` (and for `bridge` give their region's key and random cell); the RNG is drawn once
+    // per kept region in labelling order, as documented.
     let lay = flood.lay;
     for v in [&mut scratch.keep, &mut scratch.prev] {
         v.clear();
         v.resize(lay.len(), 0);
     }
+    scratch.regions.clear();
     let mut cursor = (0, 0);
     while let Some(cell) = flood.next_unclaimed(&mut cursor) {
         let filled = flood.flood_from_on::<I>(cell.0, cell.1, conn);
-        let kept = filled.size >= min;
+        let size = filled.size;
+        let kept = size >= min;
+        let mut key = (usize::MAX, usize::MAX);
+        let pick = if kept && step == PostStep::Bridge {
+            ((rng.next_u32() as u64 * size as u64) >> 32) as u32
+        } else {
+            u32::MAX
+        };
+        let mut rank = pick;
+        let mut chosen = cell;
         for y in filled.lo..=filled.hi {
             let o = lay.off(y as isize);
             for i in 0..lay.wpr {
                 let new = flood.s[o + i] & !scratch.prev[o + i];
+                if new == 0 {
+                    continue;
+                }
                 scratch.prev[o + i] |= new;
-                if kept {
-                    scratch.keep[o + i] |= new;
+                if !kept {
+                    continue;
+                }
+                scratch.keep[o + i] |= new;
+                if step != PostStep::Bridge {
+                    continue;
+                }
+                key = key.min((i * 64 + new.trailing_zeros() as usize, y));
+                let pc = new.count_ones();
+                if rank < pc {
+                    chosen = (y, i * 64 + select(new, rank) as usize);
+                    rank = u32::MAX;
+                } else if rank != u32::MAX {
+                    rank -= pc;
                 }
             }
+        }
+        if kept && step == PostStep::Bridge {
+            scratch.regions.push(Region { key, cell: chosen });
         }
     }
     let keep = std::mem::take(&mut scratch.keep);
     write_back(flood, &keep, g);
     scratch.keep = keep;
+    if step == PostStep::Bridge {
+        scratch.regions.sort_by_key(|r| r.key);
+        for pair in scratch.regions.windows(2) {
+            dig(g, pair[0].cell, pair[1].cell);
+        }
+    }
+}
+
+/// Position of the `rank`-th (0-based) set bit of `w` (`rank < w.count_ones()`): halving by
+/// popcounts (six steps, no `pdep`, which some CPUs microcode; a bit-clearing loop cost up to
+/// 63 dependent steps per kept region).
+#[inline(always)]
+fn select(w: u64, rank: u32) -> u32 {
+    let (mut pos, mut r, mut w) = (0u32, rank, w);
+    for half in [32u32, 16, 8, 4, 2, 1] {
+        let low = w & ((1u64 << half) - 1);
+        let c = low.count_ones();
+        if r >= c {
+            r -= c;
+            pos += half;
+            w >>= half;
+        }
+    }
+    pos
 }
 
 /// Dig a 4-connected corridor from `a` to `b`: along `a`'s row to `b`'s column, then along that
@@ -426,6 +301,26 @@ fn dig(g: &mut Grid, a: (usize, usize), b: (usize, usize)) {
 #[cfg(test)]
 mod unit {
     use super::*;
+
+    #[test]
+    fn select_finds_the_rank_th_set_bit() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..500 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let w = x & x.rotate_left(11); // sparser words too
+            for r in 0..w.count_ones() {
+                let mut v = w;
+                for _ in 0..r {
+                    v &= v - 1;
+                }
+                assert_eq!(select(w, r), v.trailing_zeros(), "{w:x} rank {r}");
+            }
+        }
+        assert_eq!(select(1 << 63, 0), 63);
+        assert_eq!(select(!0, 63), 63);
+    }
 
     #[test]
     fn dig_clears_an_l_shaped_corridor() {
