@@ -522,8 +522,9 @@ fn huge_seed_ranges_start_checkpoint_and_stop_with_flat_memory() {
 fn a_100000_point_grid_stays_under_the_memory_cap() {
     let d = scratch("store-grid");
     let out = d.join("o");
-    let child = bin()
-        .args([
+    let grid = |out: &Path| {
+        let mut c = bin();
+        c.args([
             "sweep",
             "--set",
             "rows=16",
@@ -541,10 +542,10 @@ fn a_100000_point_grid_stays_under_the_memory_cap() {
             "components<=1",
             "--out",
             out.to_str().unwrap(),
-        ])
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+        ]);
+        c
+    };
+    let child = grid(&out).stderr(Stdio::null()).spawn().unwrap();
     let (status, rss_kb) = wait_rss(child);
     assert!(status.success());
     assert!(rss_kb < 256 * 1024, "peak RSS {rss_kb} kB");
@@ -553,6 +554,40 @@ fn a_100000_point_grid_stays_under_the_memory_cap() {
     let traj = fs::read_to_string(out.join("trajectory.csv")).unwrap();
     // Steps 1..=25 give 2..=26 trajectory rows per point.
     assert_eq!(traj.lines().count(), 1 + 4001 * (2..=26).sum::<usize>());
+
+    // A disk that stops taking checkpoints (the checkpoint thread paused after its second) must
+    // stall the sweep, not let closed points pile up in memory: the whole grid takes ~2 s, so
+    // 4 s paused is time enough to reach the end unchecked.
+    let slow = d.join("slow");
+    let mut child = grid(&slow)
+        .env("CAVESWEEP_FAILPOINT", "checkpoint@2:pause")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.contains("paused"), "{line}");
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    let (_, rss_kb) = interrupt_until_exit(child);
+    assert!(
+        rss_kb < 256 * 1024,
+        "peak RSS {rss_kb} kB with checkpoints stalled"
+    );
+    // And the rerun finishes the same files.
+    assert!(grid(&slow).output().unwrap().status.success());
+    for f in [
+        "summary.csv",
+        "trajectory.csv",
+        "components.csv",
+        "seeds.csv",
+    ] {
+        assert!(
+            fs::read(out.join(f)).unwrap() == fs::read(slow.join(f)).unwrap(),
+            "{f} differs after the stalled run's resume"
+        );
+    }
 }
 
 fn merge(inputs: &[&Path], out: &Path, extra: &[&str], fp: Option<&str>) -> Output {

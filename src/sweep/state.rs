@@ -50,9 +50,10 @@ const FINISH_BATCH: u64 = 4096;
 /// checkpoint. Why a bound at all: a small-cave grid closes ~50,000 points a second, ~1.2 KB of
 /// record each, so a one-second checkpoint interval alone let ~100 MB wait (and as much again in
 /// the checkpoint being written), breaking the 256 MB cap on a 100,000-point grid.
-const FLUSH_BYTES: usize = 16 << 20;
+const FLUSH_BYTES: usize = 8 << 20;
 /// Bytes waiting beyond which the collector waits for the checkpoint in flight instead of
-/// gathering more: memory stays under ~2 x this whatever the disk's speed.
+/// gathering more, so memory stays bounded however slow the disk (a test pauses the checkpoint
+/// thread and watches the peak RSS). Bytes are counted by capacity, what they really hold.
 const BACKPRESSURE_BYTES: usize = 4 * FLUSH_BYTES;
 
 fn store_err(msg: impl std::fmt::Display) -> SweepError {
@@ -834,7 +835,7 @@ impl<'p> SweepState<'p> {
     /// Queue a finished chunk's seed rows; checkpoint if due.
     fn chunk_rows(&mut self, id: u64, n: u64, rows: Vec<u8>) -> Result<(), SweepError> {
         if n > 0 {
-            self.pending_bytes += rows.len();
+            self.pending_bytes += rows.capacity();
             self.pending_rows.push((id, n, rows));
         }
         self.dirty = true;
@@ -972,7 +973,7 @@ impl<'p> SweepState<'p> {
             |w, id| engine::run_chunk(plan, id, w, stop, Mode::RowsOnly),
             |r| {
                 if r.n_rows > 0 {
-                    self.pending_bytes += r.rows.len();
+                    self.pending_bytes += r.rows.capacity();
                     self.pending_rows.push((r.id, r.n_rows, r.rows));
                 }
                 self.dirty = true;
@@ -1204,7 +1205,7 @@ impl<'p> SweepState<'p> {
 
     /// [`SweepState::close_point`] for a point already encoded (and formatted) by its worker.
     fn close_encoded(&mut self, p: usize, c: Closed) -> Result<(), SweepError> {
-        self.pending_bytes += c.record.len();
+        self.pending_bytes += c.record.capacity();
         self.pending_closed.push(PointRecord {
             point: p as u64,
             closed: true,
@@ -1260,7 +1261,7 @@ impl<'p> SweepState<'p> {
         n: u64,
         data: Vec<u8>,
     ) -> Result<(), SweepError> {
-        self.pending_bytes += data.len();
+        self.pending_bytes += data.capacity();
         self.pending_rows.push((chunk, n, data));
         self.dirty = true;
         self.checkpoint(false)
