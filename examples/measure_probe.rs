@@ -4,8 +4,10 @@
 //! counts). Usage: `measure_probe [STAGE] [N]`, STAGE one of five (default), plane, boundary,
 //! spawn, label, width, one (the five metrics through `Measurer::measure`, as bench's "measure
 //! one cave at a time"), copy (generation alone), gen5 (generation + five metrics),
-//! gen:METRICS, lanes:METRICS, dense:METRICS (a dense batch); N caves measured (default
-//! 200000). `PRESET=NAME` measures that preset's caves instead of chapter-strict's.
+//! gen:METRICS, lanes:METRICS, dense:METRICS (a dense batch), post (the preset's post-steps
+//! alone, on 64 of its caves as the passes leave them, a seeded stream per cave); N caves
+//! measured (default 200000). `PRESET=NAME` measures that preset's caves instead of
+//! chapter-strict's.
 use std::hint::black_box;
 use std::ops::ControlFlow;
 
@@ -54,6 +56,13 @@ fn main() {
         }
         simd.run(Load(&mut buf, &caves));
     }
+    // The caves before their post-steps, and each one's stream as the post-steps get it.
+    let bare = cavesweep::recipe::Recipe {
+        post: vec![],
+        ..r.clone()
+    };
+    let mut gb = Generator::with_simd(&bare, five, simd).unwrap();
+    let pre: Vec<Grid> = (0..64).map(|s| gb.run(s).unwrap().grid.clone()).collect();
     let mut m2 = Measurer::with_simd(simd);
     let mut best = f64::INFINITY;
     for _rep in 0..7 {
@@ -95,6 +104,17 @@ fn main() {
                     black_box(&out);
                 }
                 i += l;
+            }
+        } else if stage == "post" {
+            // The post-steps alone (a grid copy per cave included), n caves.
+            let mut g = pre[0].clone();
+            for i in 0..n {
+                g.clone_from(&pre[i % 64]);
+                let mut rng = cavesweep::rng::cave_rng(i as u64);
+                for &p in &r.post {
+                    m.apply_post(&mut g, p, r.connectivity, &mut rng);
+                }
+                black_box(&g);
             }
         } else if stage == "copy" {
             // Generation alone (fill, steps, copy-out), n caves.

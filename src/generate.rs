@@ -27,7 +27,9 @@ use std::time::Instant;
 use crate::fill::{self, FillError, Threshold};
 use crate::grid::Grid;
 use crate::kernel::{self, Stepper, batch::LaneBuf};
-use crate::measure::{Lazy, MeasureConfig, Measurer, Metric, MetricSet, Values};
+use crate::measure::{
+    Connectivity, Lazy, MeasureConfig, Measurer, Metric, MetricSet, PostStep, Values,
+};
 use crate::recipe::{Fill, Recipe, RecipeError};
 use crate::rng::{CaveRng, NumpyRandom, RngKind, cave_rng};
 use crate::rule::Pass;
@@ -388,11 +390,18 @@ impl Generator {
                         .lazy_in(&slot.grid, &self.cfg, &mut self.lanes[b], k),
                     None => self.measurer.lazy(&slot.grid, &self.cfg),
                 };
+                let mut view = view.with_walls(final_walls(&slot.trajectory, slot.grid.cells()));
+                // A final `bridge` joins all FLOOR into one 8-connected component.
+                if self.recipe.post.last() == Some(&PostStep::Bridge)
+                    && self.recipe.connectivity == Connectivity::Eight
+                {
+                    view = view.with_one_component();
+                }
                 let mut cave = Generated {
                     seed,
                     grid: &slot.grid,
                     trajectory: &slot.trajectory,
-                    view: view.with_walls(final_walls(&slot.trajectory, slot.grid.cells())),
+                    view,
                 };
                 if visit(&mut cave).is_break() {
                     return Ok(ControlFlow::Break(()));

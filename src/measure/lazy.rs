@@ -82,6 +82,8 @@ pub(crate) struct Memo {
     claims_spawn: bool,
     /// `Spawn` ran on the batch's lanes (whose flood holds the spawn's component).
     lane_spawn: bool,
+    /// The grid's FLOOR is known to be one component or none (see [`Lazy::with_one_component`]).
+    one_comp: bool,
 }
 
 impl Memo {
@@ -98,6 +100,7 @@ impl Memo {
             comp_kept: false,
             claims_spawn: false,
             lane_spawn: false,
+            one_comp: false,
         }
     }
 }
@@ -176,6 +179,15 @@ impl Lazy<'_> {
         self
     }
 
+    /// Tell the view that the grid's FLOOR is one component under the measuring connectivity
+    /// (or that there is no FLOOR): true after a final `bridge` when the metrics are
+    /// 8-connected, since its corridors join every kept region. `connected_fraction`,
+    /// `components` and `largest_fraction` then need no flood fill.
+    pub fn with_one_component(mut self) -> Self {
+        self.memo.one_comp = true;
+        self
+    }
+
     fn set_count(&mut self, walls: u64) {
         let cells = self.g.cells() as f64;
         self.memo.floor = self.g.cells() as u64 - walls;
@@ -247,6 +259,26 @@ impl Lazy<'_> {
                 self.memo.spawn_floor =
                     sy < lay.rows && sx < lay.cols && self.m.flood.is_floor(sy, sx);
                 self.memo.exit = self.cfg.exit.filter(|&(y, x)| y < lay.rows && x < lay.cols);
+            }
+            Stage::Spawn if self.memo.one_comp => {
+                self.run(Stage::Count);
+                let g = self.g;
+                let floor_at =
+                    |g: &Grid, (y, x): (usize, usize)| y < g.rows() && x < g.cols() && !g.get(y, x);
+                self.memo.spawn_floor = floor_at(g, self.cfg.spawn);
+                let exit_floor = self.cfg.exit.is_some_and(|e| floor_at(g, e));
+                self.memo.spawn_size = if self.memo.spawn_floor {
+                    self.memo.floor as u32
+                } else {
+                    0
+                };
+                self.memo.exit_in_spawn = self.memo.spawn_floor && exit_floor;
+                self.set(ConnectedFraction, self.frac(self.memo.spawn_size as u64));
+            }
+            Stage::Label if self.memo.one_comp => {
+                self.run(Stage::Spawn);
+                self.set(Components, (self.memo.floor > 0) as u32 as f64);
+                self.set(LargestFraction, self.frac(self.memo.floor));
             }
             Stage::Boundary if self.batch.is_some() => {
                 let b = self.batch.as_mut().expect("checked");
