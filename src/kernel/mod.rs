@@ -3,6 +3,7 @@
 //! - [`sync`]: buffered Moore steps, lanes across the words of a row (one grid);
 //! - [`batch`]: the same arithmetic with one cave per lane ([`batch::LaneGrid`]), for caves
 //!   generated in bulk;
+//! - [`narrow`]: sync steps of grids at most 128 wide in registers (NetHack's 19 x 77);
 //! - [`inplace`]: in-place (Gauss-Seidel) scans; [`tworadius`]: RogueBasin's two-radius rule;
 //! - [`Stepper`] owns the scratch buffers and picks the kernel for a pass; rules the presets use
 //!   are monomorphised ([`sync::ConstRule`]) so their logic constant-folds, any other rule runs
@@ -30,6 +31,7 @@ macro_rules! with_rule {
 pub mod batch;
 pub mod inplace;
 pub mod lanes;
+mod narrow;
 pub mod sync;
 pub mod tworadius;
 
@@ -93,6 +95,11 @@ fn step_sync<I: Isa>(
     outside: Outside,
     border: Border,
 ) -> u64 {
+    // Narrow grids (NetHack's 19 x 77): rows in registers, no guard preparation.
+    if let Some(n) = narrow::step(g, tmp, birth, survive, outside, border) {
+        std::mem::swap(g, tmp);
+        return n;
+    }
     g.prepare_edges(outside);
     let solid = border == Border::Solid;
     let n = with_rule!(birth, survive, step_grid_call::<I::Row>(g, tmp, solid));
