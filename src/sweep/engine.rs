@@ -216,7 +216,7 @@ fn run_together(
             current = job;
             *params = plan.params(point_of(plan, run[job]));
         }
-        if cave.seed % STOP_CHECK == 0 && stop.load(Ordering::Relaxed) {
+        if cave.seed.is_multiple_of(STOP_CHECK) && stop.load(Ordering::Relaxed) {
             stopped = true;
             return ControlFlow::Break(());
         }
@@ -255,7 +255,6 @@ fn run_together(
         generator.generate_points(&jobs, &mut visit)
     }
     .expect("plan recipes are validated");
-    drop(visit);
     let result = if stopped || flow.is_break() {
         // Leave the builder empty for the next chunk.
         builder.finish();
