@@ -27,6 +27,12 @@ pub fn push_num(out: &mut Vec<u8>, v: f64) {
     // An integer test without `fract()`, which is a libm call in baseline x86-64 code.
     if v.abs() < 9.0e15 && (v as i64) as f64 == v {
         out.extend_from_slice(itoa::Buffer::new().format(v as i64).as_bytes());
+    } else if v.abs() < 1e15 {
+        // zmij: the same shortest round-trip digits and layout as ryu's for every value below
+        // 1e16 (they differ only in the sign of positive exponents, `e16` against `e+16`; a
+        // test checks the two agree), and about twice as fast: a 100,000-point grid formats
+        // ~100 numbers per point, a few percent of the sweep with ryu.
+        out.extend_from_slice(zmij::Buffer::new().format_finite(v).as_bytes());
     } else {
         out.extend_from_slice(ryu::Buffer::new().format(v).as_bytes());
     }
@@ -236,6 +242,46 @@ pub fn point_rows(plan: &Plan, params: &[String], st: &PointStats) -> [Vec<u8>; 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The fast formatter writes exactly what ryu writes (the files' format), on random doubles
+    /// of every magnitude up to the switch-over, fractions in [0, 1] with few and many digits,
+    /// and the edges around it.
+    #[test]
+    fn the_fast_formatter_writes_what_ryu_writes() {
+        let mut rng = crate::rng::cave_rng(99);
+        let check = |v: f64| {
+            let mut o = Vec::new();
+            push_num(&mut o, v);
+            if !(v.abs() < 9.0e15 && (v as i64) as f64 == v) {
+                assert_eq!(o, ryu::Buffer::new().format(v).as_bytes(), "{v:e}");
+            }
+        };
+        for _ in 0..2_000_000 {
+            let bits = rand_core::Rng::next_u64(&mut rng);
+            let x = f64::from_bits(bits);
+            if x.is_finite() {
+                check(x);
+            }
+            let u = (bits >> 11) as f64 / (1u64 << 53) as f64;
+            check(u);
+            check((u * 1e6).round() / 1e6);
+            check(u * 1e4);
+        }
+        for v in [
+            1e15,
+            1e15 - 0.5,
+            9.9e14 + 0.25,
+            1e16,
+            1.5e16,
+            5e-324,
+            f64::MAX,
+            1e-7,
+            0.1,
+        ] {
+            check(v);
+            check(-v);
+        }
+    }
 
     #[test]
     fn numbers_print_shortest() {
