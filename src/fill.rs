@@ -258,6 +258,13 @@ impl Threshold {
         })
     }
 
+    /// Whether caves filled with `self` and with `other` can share a lane batch
+    /// ([`bernoulli_lanes`]): both draw the same number of levels per word, and neither is a
+    /// special case that draws none (all WALL, all FLOOR).
+    pub fn shares_lanes(&self, other: &Threshold) -> bool {
+        self == other || (self.m == other.m && self.m > 0 && !self.all_wall && !other.all_wall)
+    }
+
     /// Level masks: all ones where `k`'s bit `63 - j` is set.
     #[inline(always)]
     fn level_masks<V: Lane>(&self) -> [V; LEVELS as usize] {
@@ -420,7 +427,17 @@ pub fn fill_bernoulli<R: Rng + ?Sized>(
     p: f64,
     rng: &mut R,
 ) -> Result<(), FillError> {
-    let th = Threshold::new(p)?;
+    fill_bernoulli_th(simd, grid, Threshold::new(p)?, rng);
+    Ok(())
+}
+
+/// [`fill_bernoulli`] with the probability already prepared.
+pub(crate) fn fill_bernoulli_th<R: Rng + ?Sized>(
+    simd: Simd,
+    grid: &mut Grid,
+    th: Threshold,
+    rng: &mut R,
+) {
     let slots = slot_states(rng);
     simd.run(SingleFill {
         grid,
@@ -428,7 +445,6 @@ pub fn fill_bernoulli<R: Rng + ?Sized>(
         slots,
         rng,
     });
-    Ok(())
 }
 
 /// The [`SLOTS`] slot generators of one cave in vectors of `V::N` lanes: `SLOTS / N` of them
@@ -523,15 +539,23 @@ impl<R: Rng + ?Sized> Task for SingleFill<'_, R> {
 ///
 /// Slot generator `g` of every cave sits in lane `k` of `gens[g]`, so one vector step decides
 /// packed word `v` of all caves at once.
+///
+/// Lane `k` fills with probability `ths[k]` (`ths.len() == V::N`): the caves of a batch may
+/// come from different grid points of a sweep, as long as their thresholds draw the same
+/// number of levels ([`Threshold::shares_lanes`]); each lane's level masks are its own `k`'s
+/// bits, and its tied cells use its own tail comparison.
 #[inline(always)]
 pub(crate) fn bernoulli_lanes<V: Lane, R: Rng>(
     data: &mut [V],
     rows: usize,
     cols: usize,
-    th: &Threshold,
+    ths: &[Threshold],
     rngs: &mut [R],
 ) -> V {
     assert_eq!(rngs.len(), V::N);
+    assert_eq!(ths.len(), V::N);
+    let th = &ths[0];
+    debug_assert!(ths.iter().all(|t| t.shares_lanes(th)));
     let wpr = cols.div_ceil(64);
     let stride = wpr + 2;
     let mut slots = [[[0u64; 4]; SLOTS]; 8];
@@ -555,7 +579,12 @@ pub(crate) fn bernoulli_lanes<V: Lane, R: Rng>(
     let (n, last_mask) = packed_shape(rows, cols);
     let mut gens: [LaneXoshiro<V>; SLOTS] =
         std::array::from_fn(|g| LaneXoshiro::from_states(|k| slots[k][g]));
-    let kb = th.level_masks::<V>();
+    let kb: [V; LEVELS as usize] = if ths.iter().all(|t| t.k == th.k) {
+        th.level_masks::<V>()
+    } else {
+        std::array::from_fn(|j| V::from_fn(|k| 0u64.wrapping_sub((ths[k].k >> (63 - j)) & 1)))
+    };
+    let any_tail = ths.iter().any(|t| t.tail);
     let mut count = V::ZERO;
     // The tail is deferred to the end of each window of 64 packed words: a tied vector (about
     // one in 8 at 12 levels: 512 cells, 2^-12 tied each) is kept in `ring` and flagged in
@@ -569,7 +598,7 @@ pub(crate) fn bernoulli_lanes<V: Lane, R: Rng>(
         let (wall, tied) = decide(&mut gens[v % SLOTS], &kb, th.m, valid);
         count = count.add(wall.popcnt());
         data[v] = wall;
-        if th.tail {
+        if any_tail {
             ring[v % 64] = tied;
             pending |= (tied.any() as u64) << (v % 64);
             if v % 64 == 63 || v + 1 == n {
@@ -583,8 +612,10 @@ pub(crate) fn bernoulli_lanes<V: Lane, R: Rng>(
                     // each: measured a fifth of the fill's time.)
                     let (mut t, mut extra) = ([0u64; 8], [0u64; 8]);
                     ring[j].store(&mut t, 0);
-                    for ((e, &t), r) in extra.iter_mut().zip(&t).zip(rngs.iter_mut()) {
-                        if t != 0 {
+                    for (((e, &t), r), th) in extra.iter_mut().zip(&t).zip(rngs.iter_mut()).zip(ths)
+                    {
+                        // A lane without a tail (`m` = its depth) leaves its tied cells FLOOR.
+                        if t != 0 && th.tail {
                             *e = tail(th, t, r);
                         }
                     }
@@ -1012,14 +1043,15 @@ mod tests {
 
     /// A fill in lanes gives every lane the cave `fill_bernoulli` gives its seed, whatever the
     /// lane count and position.
-    fn lanes_match_single<V: Lane>(rows: usize, cols: usize, p: f64, seeds: &[u64]) {
+    fn lanes_match_single<V: Lane>(rows: usize, cols: usize, ps: &[f64], seeds: &[u64]) {
         let simd = Simd::SCALAR;
         let wpr = cols.div_ceil(64);
         let mut data = vec![V::ONES; (rows + 2) * (wpr + 2)];
         let mut rngs: Vec<CaveRng> = seeds.iter().map(|&s| cave_rng(s)).collect();
-        let th = Threshold::new(p).unwrap();
-        let count = bernoulli_lanes(&mut data, rows, cols, &th, &mut rngs);
+        let ths: Vec<Threshold> = ps.iter().map(|&p| Threshold::new(p).unwrap()).collect();
+        let count = bernoulli_lanes(&mut data, rows, cols, &ths, &mut rngs);
         for (k, &seed) in seeds.iter().enumerate() {
+            let p = ps[k];
             let mut want = Grid::new(rows, cols).unwrap();
             let mut rng = cave_rng(seed);
             fill_bernoulli(simd, &mut want, p, &mut rng).unwrap();
@@ -1051,16 +1083,77 @@ mod tests {
                 let n = <I::Lanes as Lane>::N;
                 for (rows, cols) in [(1, 1), (3, 63), (2, 64), (5, 65), (90, 140), (7, 257)] {
                     for p in P_CASES {
-                        lanes_match_single::<I::Lanes>(rows, cols, p, &seeds[..n]);
+                        lanes_match_single::<I::Lanes>(rows, cols, &[p; 8][..n], &seeds[..n]);
                     }
                 }
             }
         }
         for (rows, cols) in [(1, 1), (90, 140)] {
-            lanes_match_single::<u64>(rows, cols, 0.45, &[7]);
+            lanes_match_single::<u64>(rows, cols, &[0.45], &[7]);
         }
         for simd in Simd::available() {
             simd.run(T);
+        }
+    }
+
+    /// Lanes of one batch with different probabilities (caves of different grid points) each
+    /// get the cave `fill_bernoulli` gives their own seed and probability: lanes with and
+    /// without a tail, tiny and large probabilities, and random ones.
+    #[test]
+    fn bernoulli_lanes_with_a_probability_per_lane() {
+        struct T(Vec<[f64; 8]>);
+        impl Task for T {
+            type Output = ();
+            #[inline(always)]
+            fn run<I: Isa>(self) {
+                let seeds = [11, 12, 13, 14, 15, 16, 17, u64::MAX - 3];
+                let n = <I::Lanes as Lane>::N;
+                for ps in &self.0 {
+                    let ths: Vec<Threshold> = ps[..n]
+                        .iter()
+                        .map(|&p| Threshold::new(p).unwrap())
+                        .collect();
+                    assert!(ths.iter().all(|t| t.shares_lanes(&ths[0])), "{ps:?}");
+                    for (rows, cols) in [(1, 1), (3, 63), (5, 65), (90, 140), (7, 257)] {
+                        lanes_match_single::<I::Lanes>(rows, cols, &ps[..n], &seeds[..n]);
+                    }
+                }
+            }
+        }
+        // 1365/4096 has exactly 12 significant bits: 12 levels and no tail, beside lanes that
+        // have one; 1/4 and 3/4 both stop after 2 levels.
+        let mut sets = vec![
+            [
+                0.45,
+                1365.0 / 4096.0,
+                0.3,
+                0.61,
+                1e-5,
+                0.999_99,
+                0.5 + 1e-9,
+                1.0 / 3.0,
+            ],
+            [0.25, 0.75, 0.25, 0.75, 0.75, 0.25, 0.25, 0.75],
+        ];
+        let mut r = cave_rng(2024);
+        for _ in 0..6 {
+            // Random doubles in (2^-12, 1): 12 levels and a tail, almost surely.
+            sets.push(std::array::from_fn(|_| {
+                0.000_3 + 0.999 * (r.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+            }));
+        }
+        assert!(
+            !Threshold::new(0.25)
+                .unwrap()
+                .shares_lanes(&Threshold::new(0.5).unwrap())
+        );
+        assert!(
+            !Threshold::new(1.0)
+                .unwrap()
+                .shares_lanes(&Threshold::new(0.0).unwrap())
+        );
+        for simd in Simd::available() {
+            simd.run(T(sets.clone()));
         }
     }
 

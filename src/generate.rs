@@ -218,24 +218,31 @@ impl Generator {
 
     /// Make the caves of `seeds` (at most [`Generator::batch_size`] of them) into slots
     /// `0..seeds.len()`: grid and wall-fraction trajectory, post-steps included. No metrics.
-    fn make(&mut self, seeds: &[u64]) -> Result<(), FillError> {
+    ///
+    /// `ths[k]` is cave `k`'s fill probability when the caves come from several grid points
+    /// ([`Generator::generate_points`]; lane plans only); `None` means the recipe's own.
+    fn make(&mut self, seeds: &[u64], ths: &[Option<Threshold>]) -> Result<(), FillError> {
         debug_assert!(!seeds.is_empty() && seeds.len() <= self.slots.len());
+        debug_assert_eq!(seeds.len(), ths.len());
         let cells = (self.recipe.rows * self.recipe.cols) as f64;
         self.measure_in = None;
         match self.plan {
-            Plan::Single => self.make_one(0, seeds[0])?,
+            Plan::Single => self.make_one(0, seeds[0], None)?,
             // A short tail of a range (10 seeds per grid point = a batch of 8 and a batch of 2)
             // is cheaper one cave at a time than in a batch whose other lanes are thrown away:
             // the caves are the same (see [`crate::fill`]'s stream layout).
             Plan::Lanes { .. } if seeds.len() < tail_max(self.slots.len()) => {
                 for (k, &seed) in seeds.iter().enumerate() {
-                    self.make_one(k, seed)?;
+                    self.make_one(k, seed, ths[k])?;
                 }
             }
             Plan::Lanes { th, steps } => {
+                let mut lane_ths = [th; 8];
                 for (k, rng) in self.rngs.iter_mut().enumerate() {
                     // Lanes past the seeds run a throwaway cave (the last seed again).
-                    *rng = cave_rng(seeds[k.min(seeds.len() - 1)]);
+                    let j = k.min(seeds.len() - 1);
+                    *rng = cave_rng(seeds[j]);
+                    lane_ths[k] = ths[j].unwrap_or(th);
                 }
                 let mut cur = 0;
                 let phases: &[Phase] = if steps {
@@ -248,7 +255,7 @@ impl Generator {
                     cur = self.simd.run(BatchTask {
                         phase,
                         recipe: &self.recipe,
-                        th,
+                        ths: &lane_ths,
                         bufs: &mut self.lanes,
                         cur,
                         slots: &mut self.slots[..seeds.len()],
@@ -301,8 +308,8 @@ impl Generator {
     }
 
     /// Make the cave of `seed` into slot `k` on its own (no lanes): fill and passes, no
-    /// post-steps.
-    fn make_one(&mut self, k: usize, seed: u64) -> Result<(), FillError> {
+    /// post-steps. `th`: the fill probability, when not the recipe's (see [`Generator::make`]).
+    fn make_one(&mut self, k: usize, seed: u64, th: Option<Threshold>) -> Result<(), FillError> {
         let cells = (self.recipe.rows * self.recipe.cols) as f64;
         self.rngs[k] = cave_rng(seed);
         let t = self.timing.as_ref().map(|_| Instant::now());
@@ -312,6 +319,9 @@ impl Generator {
         // with the numpy RNG the fill replays numpy and the rest uses the seed's
         // xoshiro stream.
         match (r.fill, r.rng) {
+            (Fill::Bernoulli { .. }, RngKind::Xoshiro) if th.is_some() => {
+                fill::fill_bernoulli_th(self.simd, g, th.expect("checked"), rng)
+            }
             (Fill::Bernoulli { p }, RngKind::Numpy) => {
                 let kernel = PcgKernel::for_path(self.simd.path());
                 fill::fill_numpy_on(self.simd, kernel, g, p, &mut NumpyRandom::new(seed))?
@@ -346,7 +356,7 @@ impl Generator {
 
     /// Generate and measure the cave of `seed`.
     pub fn run(&mut self, seed: u64) -> Result<Cave<'_>, FillError> {
-        self.make(&[seed])?;
+        self.make(&[seed], &[None])?;
         let slot = &self.slots[0];
         self.measurer
             .measure(&slot.grid, &self.cfg, &mut self.values);
@@ -368,16 +378,113 @@ impl Generator {
         seeds: std::ops::Range<u64>,
         mut visit: impl FnMut(&mut Generated<'_>) -> ControlFlow<()>,
     ) -> Result<ControlFlow<()>, FillError> {
-        let l = self.slots.len() as u64;
-        let mut batch = [0u64; 8];
-        let mut next = seeds.start;
-        while next < seeds.end {
-            let n = (seeds.end - next).min(l) as usize;
-            for (k, s) in batch[..n].iter_mut().enumerate() {
-                *s = next + k as u64;
+        self.generate_jobs(&[(f64::NAN, seeds)], true, |_, cave| visit(cave))
+    }
+
+    /// The fill probability with which `other`'s caves can be made in the same lane batches
+    /// as this generator's recipe ([`Generator::generate_points`]), or `None` when they cannot:
+    /// `other` must be this recipe but for the Bernoulli fill's probability, whose threshold
+    /// draws as many levels per word as this one's ([`Threshold::shares_lanes`]), and this
+    /// recipe must be made in lanes at all.
+    pub fn lane_probability(&self, other: &Recipe) -> Option<f64> {
+        let Plan::Lanes { th, .. } = self.plan else {
+            return None;
+        };
+        // Every field that shapes a cave or its measuring, named so that a new field must be
+        // considered here (`name` and `about` are only labels).
+        let Recipe {
+            name: _,
+            about: _,
+            rows,
+            cols,
+            fill,
+            rng,
+            passes,
+            post,
+            spawn,
+            exit,
+            connectivity,
+        } = other;
+        let r = &self.recipe;
+        let Fill::Bernoulli { p } = *fill else {
+            return None;
+        };
+        let same = (*rows, *cols, *rng, *spawn, *exit, *connectivity)
+            == (r.rows, r.cols, r.rng, r.spawn, r.exit, r.connectivity)
+            && *passes == r.passes
+            && *post == r.post;
+        (same && Threshold::new(p).is_ok_and(|t| t.shares_lanes(&th))).then_some(p)
+    }
+
+    /// [`Generator::generate`] for several grid points at once: job `j` is the seeds
+    /// `jobs[j].1` of this recipe filled with probability `jobs[j].0` (each checked with
+    /// [`Generator::lane_probability`] by the caller). The caves are visited job after job, each
+    /// job's in seed order, with the job's index; a lane batch may hold the last seeds of one
+    /// job and the first of the next, so a grid of many points with few seeds each runs full
+    /// batches instead of a short one per point. Each cave is still exactly the one a
+    /// generator of its own point's recipe makes.
+    pub fn generate_points(
+        &mut self,
+        jobs: &[(f64, std::ops::Range<u64>)],
+        mut visit: impl FnMut(usize, &mut Generated<'_>) -> ControlFlow<()>,
+    ) -> Result<ControlFlow<()>, FillError> {
+        let Plan::Lanes { th, .. } = self.plan else {
+            // One cave at a time: nothing to share; only the recipe's own probability.
+            let mut flow = ControlFlow::Continue(());
+            for (j, (p, seeds)) in jobs.iter().enumerate() {
+                debug_assert!(matches!(self.recipe.fill, Fill::Bernoulli { p: q } if q == *p));
+                flow = self.generate(seeds.clone(), |cave| visit(j, cave))?;
+                if flow.is_break() {
+                    break;
+                }
             }
-            next += n as u64;
-            self.make(&batch[..n])?;
+            return Ok(flow);
+        };
+        debug_assert!(
+            jobs.iter()
+                .all(|(p, _)| Threshold::new(*p).is_ok_and(|t| t.shares_lanes(&th)))
+        );
+        self.generate_jobs(jobs, false, visit)
+    }
+
+    /// The batch loop behind [`Generator::generate`] and [`Generator::generate_points`]: job
+    /// `j` is seeds `jobs[j].1` filled with probability `jobs[j].0`, or with the recipe's own
+    /// when `own`.
+    fn generate_jobs(
+        &mut self,
+        jobs: &[(f64, std::ops::Range<u64>)],
+        own: bool,
+        mut visit: impl FnMut(usize, &mut Generated<'_>) -> ControlFlow<()>,
+    ) -> Result<ControlFlow<()>, FillError> {
+        let l = self.slots.len();
+        let mut batch = [0u64; 8];
+        let mut owner = [0usize; 8];
+        let mut ths: [Option<Threshold>; 8] = [None; 8];
+        let (mut job, mut next) = (0, jobs.first().map_or(0, |j| j.1.start));
+        loop {
+            let mut n = 0;
+            while n < l && job < jobs.len() {
+                let (p, seeds) = &jobs[job];
+                let th = if own { None } else { Some(Threshold::new(*p)?) };
+                let take = (seeds.end.saturating_sub(next)).min((l - n) as u64) as usize;
+                for k in 0..take {
+                    batch[n + k] = next + k as u64;
+                    owner[n + k] = job;
+                    ths[n + k] = th;
+                }
+                n += take;
+                next += take as u64;
+                if next >= seeds.end {
+                    job += 1;
+                    if let Some(j) = jobs.get(job) {
+                        next = j.1.start;
+                    }
+                }
+            }
+            if n == 0 {
+                return Ok(ControlFlow::Continue(()));
+            }
+            self.make(&batch[..n], &ths[..n])?;
             if self.measure_in.is_some() {
                 let (rows, cols) = (self.recipe.rows, self.recipe.cols);
                 self.measurer.begin_batch(self.simd, rows, cols);
@@ -403,12 +510,11 @@ impl Generator {
                     trajectory: &slot.trajectory,
                     view,
                 };
-                if visit(&mut cave).is_break() {
+                if visit(owner[k], &mut cave).is_break() {
                     return Ok(ControlFlow::Break(()));
                 }
             }
         }
-        Ok(ControlFlow::Continue(()))
     }
 }
 
@@ -436,7 +542,8 @@ enum Phase {
 struct BatchTask<'a> {
     phase: Phase,
     recipe: &'a Recipe,
-    th: Threshold,
+    /// The fill probability of each lane.
+    ths: &'a [Threshold; 8],
     bufs: &'a mut [LaneBuf; 2],
     /// The buffer holding the batch.
     cur: usize,
@@ -454,7 +561,7 @@ impl Task for BatchTask<'_> {
         let BatchTask {
             phase,
             recipe,
-            th,
+            ths,
             bufs,
             mut cur,
             slots,
@@ -467,7 +574,8 @@ impl Task for BatchTask<'_> {
         match phase {
             Phase::Fill => {
                 let mut a = b0.view::<I::Lanes>(rows, cols);
-                let counts = fill::bernoulli_lanes(a.raw_mut(), rows, cols, &th, &mut rngs[..n]);
+                let counts =
+                    fill::bernoulli_lanes(a.raw_mut(), rows, cols, &ths[..n], &mut rngs[..n]);
                 for (k, slot) in slots.iter_mut().enumerate() {
                     slot.trajectory.clear();
                     slot.trajectory.push(counts.get(k) as f64 / cells);
@@ -621,5 +729,90 @@ mod tests {
                 .unwrap();
             assert_eq!(n, 40);
         }
+    }
+
+    /// Caves made across grid points in shared lane batches are, seed for seed, those a
+    /// generator of each point's own recipe makes, with every metric, on every SIMD path:
+    /// jobs of 1 to 19 seeds (batches that hold the end of one job and the start of the next,
+    /// and a short tail), probabilities with and without a tail, and every preset whose caves
+    /// are made in lanes (with and without post-steps).
+    #[test]
+    fn caves_of_several_points_in_shared_batches_are_each_points_own() {
+        let ps = [0.45, 0.3, 1365.0 / 4096.0, 0.61, 0.5 + 1e-7, 0.52, 0.41];
+        let sizes = [1u64, 10, 3, 19, 8, 2, 7];
+        for simd in Simd::available() {
+            for name in NAMES {
+                let mut r = preset(name).unwrap();
+                r.set_kv("exit=3,3").unwrap();
+                r.fill = Fill::Bernoulli { p: ps[0] };
+                let mut g = Generator::with_simd(&r, MetricSet::ALL, simd).unwrap();
+                if g.lane_probability(&r).is_none() {
+                    continue; // made one at a time (numpy, exact count, in-place passes)
+                }
+                let mut jobs = Vec::new();
+                let mut start = 5;
+                for (&p, &n) in ps.iter().zip(&sizes) {
+                    let mut q = r.clone();
+                    q.fill = Fill::Bernoulli { p };
+                    q.name = format!("{name} at {p}"); // labels do not matter
+                    assert_eq!(g.lane_probability(&q), Some(p), "{name} {p}");
+                    jobs.push((p, start..start + n));
+                    start += n + 1000;
+                }
+                let mut seen = Vec::new();
+                let _ = g
+                    .generate_points(&jobs, |j, cave| {
+                        seen.push((j, cave.seed));
+                        let mut q = r.clone();
+                        q.fill = Fill::Bernoulli { p: jobs[j].0 };
+                        let mut own = Generator::with_simd(&q, MetricSet::ALL, simd).unwrap();
+                        let want = own.run(cave.seed).unwrap();
+                        assert_eq!(cave.grid, want.grid, "{simd} {name} job {j} {}", cave.seed);
+                        assert_eq!(cave.trajectory, want.trajectory);
+                        let mut all = EMPTY_VALUES;
+                        cave.measure(&mut all);
+                        assert!(
+                            all.iter()
+                                .zip(want.values)
+                                .all(|(a, b)| a == b || a.is_nan() && b.is_nan()),
+                            "{simd} {name} job {j}"
+                        );
+                        ControlFlow::Continue(())
+                    })
+                    .unwrap();
+                let expect: Vec<(usize, u64)> = jobs
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(j, (_, s))| s.clone().map(move |seed| (j, seed)))
+                    .collect();
+                assert_eq!(seen, expect, "{simd} {name}: job after job, seeds in order");
+            }
+        }
+    }
+
+    /// Only a change of the fill probability lets points share batches, and only between
+    /// probabilities that draw as many levels.
+    #[test]
+    fn what_may_share_lane_batches() {
+        let r = preset("chapter-strict").unwrap();
+        let g = Generator::new(&r, MetricSet::ALL).unwrap();
+        let with = |kv: &str| {
+            let mut q = r.clone();
+            q.set_kv(kv).unwrap();
+            g.lane_probability(&q)
+        };
+        assert_eq!(with("fill=0.3"), Some(0.3));
+        assert_eq!(with("fill=0.25"), None); // 2 levels, not 12
+        assert_eq!(with("fill=1"), None);
+        assert_eq!(with("fill=0"), None);
+        assert_eq!(with("steps=5"), None);
+        assert_eq!(with("rng=numpy"), None);
+        assert_eq!(with("connectivity=8"), None);
+        assert_eq!(with("spawn=1,1"), None);
+        let mut q = r.clone();
+        q.set_kv("fill=0.3").unwrap();
+        q.set_kv("rng=numpy").unwrap();
+        let numpy = Generator::new(&q, MetricSet::ALL).unwrap();
+        assert_eq!(numpy.lane_probability(&q), None);
     }
 }

@@ -458,8 +458,13 @@ impl Lanes {
                 let mut rngs: [crate::rng::CaveRng; 8] =
                     std::array::from_fn(|k| crate::rng::cave_rng(seeds[k.min(seeds.len() - 1)]));
                 let mut a = l.bufs[0].view::<I::Lanes>(l.rows, l.cols);
-                let c =
-                    crate::fill::bernoulli_lanes(a.raw_mut(), l.rows, l.cols, &th, &mut rngs[..n]);
+                let c = crate::fill::bernoulli_lanes(
+                    a.raw_mut(),
+                    l.rows,
+                    l.cols,
+                    &[th; 8][..n],
+                    &mut rngs[..n],
+                );
                 l.cur = 0;
                 std::array::from_fn(|k| if k < n { c.get(k) } else { 0 })
             }

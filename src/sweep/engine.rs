@@ -118,16 +118,78 @@ pub fn run_chunk(
     stop: &AtomicBool,
     mode: Mode,
 ) -> Option<ChunkResult> {
-    let rows_only = mode == Mode::RowsOnly;
-    let (point, seeds) = plan.chunk(id);
-    w.prepare(plan, point);
+    run_chunks(plan, &[id], w, stop, |_| mode).pop()
+}
+
+/// Run the chunks `ids` (consecutive small chunks of a grid, in order; `mode(id)` says what
+/// each one does), returning the results of those that finished before `stop` was raised.
+///
+/// Chunks whose grid points differ only in the fill probability are made together
+/// ([`Generator::generate_points`]): a grid of many points with a few seeds each runs full
+/// lane batches across points instead of a short batch (or single caves) at the end of every
+/// point. Each chunk's statistics and rows are still built from its own caves alone, in seed
+/// order, so the results are the ones each chunk gives on its own.
+pub fn run_chunks(
+    plan: &Plan,
+    ids: &[u64],
+    w: &mut Worker,
+    stop: &AtomicBool,
+    mode: impl Fn(u64) -> Mode,
+) -> Vec<ChunkResult> {
+    let mut out = Vec::with_capacity(ids.len());
+    let mut i = 0;
+    while i < ids.len() {
+        let (point, seeds) = plan.chunk(ids[i]);
+        w.prepare(plan, point);
+        let generator = w.generator.as_ref().expect("prepared");
+        // The run of chunks that can share lane batches with this one.
+        let mut jobs = vec![(lane_p(generator), seeds)];
+        let mut j = i + 1;
+        if jobs[0].0.is_some() {
+            while let Some(&id) = ids.get(j) {
+                let (q, seeds) = plan.chunk(id);
+                // Same recipe but the fill: same trajectory length and statistics shape.
+                let p = generator.lane_probability(&plan.recipe(q));
+                if p.is_none() {
+                    break;
+                }
+                jobs.push((p, seeds));
+                j += 1;
+            }
+        }
+        let run = &ids[i..j];
+        if !run_together(plan, run, &jobs, w, stop, &mode, &mut out) {
+            break;
+        }
+        i = j;
+    }
+    out
+}
+
+/// The fill probability of the recipe `generator` is set up for, if it makes its caves in
+/// lanes that other points may share.
+fn lane_p(generator: &Generator) -> Option<f64> {
+    generator.lane_probability(generator.recipe())
+}
+
+/// Run the chunks `run` (with their fill probabilities and seeds, `jobs`) in one stream of
+/// lane batches, pushing each finished chunk's result to `out`. `false` when stopped.
+fn run_together(
+    plan: &Plan,
+    run: &[u64],
+    jobs: &[(Option<f64>, std::ops::Range<u64>)],
+    w: &mut Worker,
+    stop: &AtomicBool,
+    mode: &impl Fn(u64) -> Mode,
+    out: &mut Vec<ChunkResult>,
+) -> bool {
     let Worker {
         generator,
         builder,
         params,
         values,
         closed,
-        ..
+        point: prepared,
     } = w;
     let generator = generator.as_mut().expect("prepared");
     let builder = builder.as_mut().expect("prepared");
@@ -135,42 +197,115 @@ pub fn run_chunk(
     let mut rows = Vec::new();
     let mut n_rows = 0;
     let mut stopped = false;
-    let flow = generator
-        .generate(seeds, |cave| {
-            if cave.seed % STOP_CHECK == 0 && stop.load(Ordering::Relaxed) {
-                stopped = true;
-                return ControlFlow::Break(());
-            }
-            cave.measure(values);
-            let gate = plan.spec.gate.eval(values);
-            if !rows_only {
-                builder.record(cave.trajectory, values, gate);
-            }
-            let keep = match per_seed {
-                PerSeed::All => true,
-                PerSeed::Kept => gate.pass(),
-                PerSeed::None => false,
-            };
-            if keep {
-                seed_row(
-                    &mut rows,
-                    cave.seed,
-                    params,
-                    plan.computed,
-                    values,
-                    gate,
-                    plan.spec.gate.named().len(),
-                );
-                n_rows += 1;
-            }
-            ControlFlow::Continue(())
-        })
-        .expect("plan recipes are validated");
-    if stopped || flow.is_break() {
+    let mut current = 0;
+    let mut visit = |job: usize, cave: &mut crate::generate::Generated<'_>| {
+        if job != current {
+            // Chunk `current` is complete: every cave of a job comes before the next job's.
+            let id = run[current];
+            out.push(finish(
+                id,
+                point_of(plan, id),
+                mode(id),
+                builder,
+                closed,
+                plan,
+                params,
+                &mut rows,
+                &mut n_rows,
+            ));
+            current = job;
+            *params = plan.params(point_of(plan, run[job]));
+        }
+        if cave.seed.is_multiple_of(STOP_CHECK) && stop.load(Ordering::Relaxed) {
+            stopped = true;
+            return ControlFlow::Break(());
+        }
+        cave.measure(values);
+        let gate = plan.spec.gate.eval(values);
+        let rows_only = mode(run[job]) == Mode::RowsOnly;
+        if !rows_only {
+            builder.record(cave.trajectory, values, gate);
+        }
+        let keep = match per_seed {
+            PerSeed::All => true,
+            PerSeed::Kept => gate.pass(),
+            PerSeed::None => false,
+        };
+        if keep {
+            seed_row(
+                &mut rows,
+                cave.seed,
+                params,
+                plan.computed,
+                values,
+                gate,
+                plan.spec.gate.named().len(),
+            );
+            n_rows += 1;
+        }
+        ControlFlow::Continue(())
+    };
+    let flow = if run.len() == 1 {
+        generator.generate(jobs[0].1.clone(), |cave| visit(0, cave))
+    } else {
+        let jobs: Vec<(f64, std::ops::Range<u64>)> = jobs
+            .iter()
+            .map(|(p, s)| (p.expect("only shared runs have several chunks"), s.clone()))
+            .collect();
+        generator.generate_points(&jobs, &mut visit)
+    }
+    .expect("plan recipes are validated");
+    let result = if stopped || flow.is_break() {
         // Leave the builder empty for the next chunk.
         builder.finish();
-        return None;
+        None
+    } else {
+        let id = run[run.len() - 1];
+        Some(finish(
+            id,
+            point_of(plan, id),
+            mode(id),
+            builder,
+            closed,
+            plan,
+            params,
+            &mut rows,
+            &mut n_rows,
+        ))
+    };
+    if run.len() > 1 {
+        // The generator and the cached params stay those of the point it was prepared for.
+        let first = point_of(plan, run[0]);
+        debug_assert_eq!(*prepared, Some(first));
+        *params = plan.params(first);
     }
+    match result {
+        Some(r) => {
+            out.push(r);
+            true
+        }
+        None => false,
+    }
+}
+
+fn point_of(plan: &Plan, id: u64) -> usize {
+    plan.chunk(id).0
+}
+
+/// The result of chunk `id` of `point`, whose caves the builder has recorded (and whose
+/// `seeds.csv` rows are in `rows`): the statistics as `mode` asks.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    id: u64,
+    point: usize,
+    mode: Mode,
+    builder: &mut PointBuilder,
+    closed: &mut Option<PointStats>,
+    plan: &Plan,
+    params: &[String],
+    rows: &mut Vec<u8>,
+    n_rows: &mut u64,
+) -> ChunkResult {
     let stats = match mode {
         Mode::RowsOnly => None,
         Mode::Part => Some(ChunkStats::Part(builder.finish())),
@@ -185,11 +320,11 @@ pub fn run_chunk(
             }))
         }
     };
-    Some(ChunkResult {
+    ChunkResult {
         id,
         point,
         stats,
-        rows,
-        n_rows,
-    })
+        rows: std::mem::take(rows),
+        n_rows: std::mem::take(n_rows),
+    }
 }

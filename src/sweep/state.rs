@@ -56,6 +56,43 @@ const FLUSH_BYTES: usize = 8 << 20;
 /// thread and watches the peak RSS). Bytes are counted by capacity, what they really hold.
 const BACKPRESSURE_BYTES: usize = 4 * FLUSH_BYTES;
 
+/// Chunks of at most this many seeds are handed to workers in groups ([`group_small`]): a
+/// 10,000-point grid of 100 seeds per point shares its points' last lane batches too.
+const SMALL_CHUNK: u64 = 1024;
+/// A group takes chunks until it has this many seeds (or [`GROUP_CHUNKS`] chunks): a few ms
+/// of work, so a Ctrl-C still stops within a moment and the queue's lock is taken rarely.
+const GROUP_SEEDS: u64 = 512;
+const GROUP_CHUNKS: usize = 64;
+
+/// Hand out `ids` in groups of consecutive small chunks (a grid of many points with a few
+/// seeds each): one lock of the job queue per group instead of per chunk, and a group's points
+/// can share lane batches ([`engine::run_chunks`]). Bigger chunks go alone. Lazy, like `ids`.
+fn group_small<'a>(
+    plan: &'a Plan,
+    ids: impl Iterator<Item = u64> + Send + 'a,
+) -> impl Iterator<Item = Vec<u64>> + Send + 'a {
+    let small = |id: u64| plan.chunk(id).1.end - plan.chunk(id).1.start <= SMALL_CHUNK;
+    let mut ids = ids.peekable();
+    std::iter::from_fn(move || {
+        let first = ids.next()?;
+        let mut group = vec![first];
+        if small(first) {
+            let mut seeds = plan.chunk(first).1.end - plan.chunk(first).1.start;
+            while seeds < GROUP_SEEDS && group.len() < GROUP_CHUNKS {
+                match ids.next_if(|&id| small(id)) {
+                    Some(id) => {
+                        let r = plan.chunk(id).1;
+                        seeds += r.end - r.start;
+                        group.push(id);
+                    }
+                    None => break,
+                }
+            }
+        }
+        Some(group)
+    })
+}
+
 fn store_err(msg: impl std::fmt::Display) -> SweepError {
     SweepError::Store(msg.to_string())
 }
@@ -692,7 +729,7 @@ impl<'p> SweepState<'p> {
             }
         }
         if !self.is_complete() {
-            let jobs = self.pending_jobs();
+            let jobs = group_small(plan, self.pending_jobs());
             // A fresh folder's final files are written as its points close (see [`Stream`]).
             if self.fresh && self.stream.is_none() {
                 self.stream = Some(self.start_stream()?);
@@ -704,21 +741,26 @@ impl<'p> SweepState<'p> {
                 stop,
                 jobs,
                 Worker::default,
-                |w, id| {
+                |w, ids: Vec<u64>| {
                     // A test hook: hold a worker mid-sweep until stopped (a Slurm requeue).
                     failpoint::hold("chunk-start", stop);
                     if stop.load(std::sync::atomic::Ordering::Relaxed) {
                         return None;
                     }
-                    let mode = if share.owned(plan.chunk(id).0) == 1 {
-                        Mode::Whole { rows }
-                    } else {
-                        Mode::Part
+                    let mode = |id| {
+                        if share.owned(plan.chunk(id).0) == 1 {
+                            Mode::Whole { rows }
+                        } else {
+                            Mode::Part
+                        }
                     };
-                    engine::run_chunk(plan, id, w, stop, mode)
+                    let done = engine::run_chunks(plan, &ids, w, stop, mode);
+                    (!done.is_empty()).then_some(done)
                 },
-                |r| {
-                    self.add(r)?;
+                |done| {
+                    for r in done {
+                        self.add(r)?;
+                    }
                     progress(self.seeds_done, self.seeds_total);
                     Ok::<_, SweepError>(ControlFlow::Continue(()))
                 },
