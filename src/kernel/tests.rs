@@ -9,7 +9,7 @@ use super::*;
 use crate::oracle::ByteGrid;
 use crate::simd::{Isa, Lane, Simd, Task};
 
-const WIDTHS: [usize; 9] = [1, 2, 63, 64, 65, 127, 128, 140, 200];
+const WIDTHS: [usize; 10] = [1, 2, 63, 64, 65, 127, 128, 140, 200, 300];
 const HEIGHTS: [usize; 4] = [1, 2, 3, 90];
 
 fn random_grid(rows: usize, cols: usize, density: u32, seed: u64) -> Grid {
@@ -117,13 +117,23 @@ impl Task for LanesTask<'_> {
                 v.push(c.get(k));
             }
         }
-        let out = (0..n)
+        let out: Vec<Grid> = (0..n)
             .map(|k| {
                 let mut g = Grid::new(rows, cols).unwrap();
                 a.lane_to_grid(k, &mut g);
                 g
             })
             .collect();
+        // The bulk copy-out the generator uses, for every count of caves (partial batches),
+        // twice into the same grids (the second copy must overwrite the first's cells).
+        for m in 1..=n {
+            let mut gs: Vec<Grid> = (0..m).map(|_| Grid::new(rows, cols).unwrap()).collect();
+            b.lanes_to_grids(&mut gs);
+            a.lanes_to_grids(&mut gs);
+            for (k, g) in gs.iter().enumerate() {
+                assert_eq!(g.raw(), out[k].raw(), "lanes_to_grids: {m} caves, lane {k}");
+            }
+        }
         (out, counts)
     }
 }
