@@ -2,34 +2,314 @@
 """Write results/kernels.md from criterion's estimates of `cargo bench --bench kernels --bench inplace`.
 
 Reads target/criterion/<group>/<bench>/new/estimates.json (median point estimate, ns) and the
-throughput (cells per iteration) from benchmark.json, and prints fast vs oracle side by side.
-Usage: scripts/kernels_report.py --out results/kernels.md --provenance "Made by ... on ..."
+throughput (cells, or caves, per iteration) from benchmark.json beside it. Criterion stores the
+bench id `a/b` as the directory `a_b`. The groups (see benches/kernels.rs and benches/inplace.rs):
+
+  sync_<rows>x<cols>/<path>/row, .../<path>/lanes, .../oracle   one step of B5678/S5678
+  chapter_4_steps_per_cave/<path>/row, .../<path>/lanes          the chapter's 4 steps, per cave
+  nethack_pass1_19x77/{fast,oracle}_{col,row}_major, transpose_round_trip
+  r1ge5_r2le2_<rows>x<cols>/{fast,oracle}
+
+<path> is every SIMD path the bench machine runs (`Simd::available`); the highest of them is the
+one it dispatches to (`Simd::detect`). The sync groups are required; the others are reported
+when their directory exists. A missing or unreadable file inside a reported group is an error
+that names the file.
+
+Usage: scripts/kernels_report.py --out results/kernels.md --provenance "Made by ... on ..." \
+           [--asm FILE] [--target DIR]
 """
 import argparse
 import json
 import os
+import re
 import sys
 
-
-def load(target, group, bench):
-    base = os.path.join(target, "criterion", group, bench, "new")
-    with open(os.path.join(base, "estimates.json")) as f:
-        est = json.load(f)
-    with open(os.path.join(base, "benchmark.json")) as f:
-        meta = json.load(f)
-    tp = meta.get("throughput") or {}
-    elems = tp.get("Elements") or tp.get("elements")
-    ci = est["median"]["confidence_interval"]
-    return est["median"]["point_estimate"], ci["lower_bound"], ci["upper_bound"], elems
+# The SIMD paths, lowest first, as ordered by `simd::Path` (src/simd/mod.rs): the highest one a
+# CPU runs is the one `Simd::detect` dispatches to.
+PATH_ORDER = ["scalar", "sse2", "avx2-slow-pdep", "avx2", "avx512", "avx512-vbmi2"]
 
 
-def fmt_rate(cells, ns):
-    r = cells / (ns * 1e-9)
-    return f"{r / 1e9:.2f}e9" if r >= 1e9 else f"{r / 1e6:.1f}e6"
+class ReportError(Exception):
+    pass
+
+
+def fail(msg):
+    sys.exit(f"kernels_report: {msg}")
+
+
+def bench_dir(target, group, bench):
+    # criterion: bench id "a/b" -> directory "a_b"
+    return os.path.join(target, "criterion", group, bench.replace("/", "_"), "new")
+
+
+def read_json(path, hint):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except FileNotFoundError:
+        raise ReportError(f"missing criterion output {path}; {hint}")
+    except (OSError, ValueError) as e:
+        raise ReportError(f"cannot read {path}: {e}")
+
+
+class Est:
+    """One bench: median time of an iteration (ns) and elements (cells or caves) per iteration."""
+
+    def __init__(self, target, group, bench, hint):
+        base = bench_dir(target, group, bench)
+        est_path = os.path.join(base, "estimates.json")
+        meta_path = os.path.join(base, "benchmark.json")
+        est = read_json(est_path, hint)
+        meta = read_json(meta_path, hint)
+        try:
+            self.ns = float(est["median"]["point_estimate"])
+            ci = est["median"]["confidence_interval"]
+            self.lo, self.hi = float(ci["lower_bound"]), float(ci["upper_bound"])
+        except (KeyError, TypeError, ValueError):
+            raise ReportError(f"{est_path} has no median point estimate")
+        tp = meta.get("throughput") or {}
+        elems = tp.get("Elements") or tp.get("elements")
+        if not elems:
+            raise ReportError(f"{meta_path} has no Throughput::Elements (cells or caves per iteration)")
+        if self.ns <= 0:
+            raise ReportError(f"{est_path}: median {self.ns} ns is not positive")
+        self.elems = int(elems)
+        self.path = est_path
+        self.mtime = os.path.getmtime(est_path)
+
+    def rate(self):
+        """elements per second"""
+        return self.elems / (self.ns * 1e-9)
+
+
+def fmt_rate(r):
+    return f"{r / 1e9:.2f}e9" if r >= 1e9 else f"{r / 1e6:.1f}e6" if r >= 1e6 else f"{r / 1e3:.1f}e3"
+
+
+def fmt_caves(r):
+    return f"{r / 1e6:.2f}e6" if r >= 1e6 else f"{r / 1e3:.0f}e3"
 
 
 def fmt_time(ns):
+    if ns >= 1e6:
+        return f"{ns / 1e6:.2f} ms"
     return f"{ns / 1e3:.2f} us" if ns >= 1e3 else f"{ns:.0f} ns"
+
+
+def fmt_ratio(x):
+    return f"{x:.0f}x" if x >= 10 else f"{x:.1f}x"
+
+
+def shape_groups(target, prefix):
+    """Groups named <prefix><rows>x<cols> under target/criterion, smallest first."""
+    root = os.path.join(target, "criterion")
+    found = []
+    for name in os.listdir(root) if os.path.isdir(root) else []:
+        m = re.fullmatch(re.escape(prefix) + r"(\d+)x(\d+)", name)
+        if m and os.path.isdir(os.path.join(root, name)):
+            rows, cols = int(m.group(1)), int(m.group(2))
+            found.append((rows * cols, rows, cols, name))
+    return [(rows, cols, name) for _, rows, cols, name in sorted(found)]
+
+
+def paths_in(target, group):
+    """The SIMD paths with a `<path>/row` or `<path>/lanes` bench in `group`, lowest first."""
+    gdir = os.path.join(target, "criterion", group)
+    paths = set()
+    for d in os.listdir(gdir):
+        if not os.path.isdir(os.path.join(gdir, d)):
+            continue
+        for kind in ("_row", "_lanes"):
+            if d.endswith(kind):
+                paths.add(d[: -len(kind)])
+    unknown = sorted(p for p in paths if p not in PATH_ORDER)
+    if unknown:
+        print(f"kernels_report: warning: {gdir} has unknown SIMD paths {unknown} "
+              f"(listed last, not considered for dispatch)", file=sys.stderr)
+    return [p for p in PATH_ORDER if p in paths] + unknown
+
+
+def check_fresh(ests, what):
+    """Warn when the estimates of one report span more than an hour: leftovers of older runs."""
+    times = [e.mtime for e in ests]
+    if times and max(times) - min(times) > 3600:
+        old = min(ests, key=lambda e: e.mtime)
+        print(f"kernels_report: warning: {what}: estimates written more than an hour apart "
+              f"(oldest: {old.path}); stale output of an earlier run?", file=sys.stderr)
+
+
+def build(a):
+    t = a.target
+    kern_hint = "run `cargo bench --bench kernels` first"
+    inpl_hint = "run `cargo bench --bench inplace` first"
+    ests = []
+    out = []
+
+    # --- sync step: every path, row and lanes, against the oracle -----------------------------
+    sync = shape_groups(t, "sync_")
+    if not sync:
+        raise ReportError(
+            f"no sync_<rows>x<cols> group under {os.path.join(t, 'criterion')} (expected e.g. "
+            f"{os.path.join(bench_dir(t, 'sync_90x140', 'oracle'), 'estimates.json')}); {kern_hint}")
+    sync_data = []
+    all_paths = []
+    for rows, cols, group in sync:
+        cells = rows * cols
+        oracle = Est(t, group, "oracle", kern_hint)
+        paths = paths_in(t, group)
+        if not paths:
+            raise ReportError(f"{os.path.join(t, 'criterion', group)} has no <path>_row / <path>_lanes "
+                              f"bench; {kern_hint}")
+        per_path = []
+        for p in paths:
+            row = Est(t, group, f"{p}/row", kern_hint)
+            lanes = Est(t, group, f"{p}/lanes", kern_hint)
+            if row.elems != cells or oracle.elems != cells or lanes.elems % cells:
+                raise ReportError(f"{group}: throughput is not cells of {rows}x{cols} "
+                                  f"(row {row.elems}, lanes {lanes.elems}, oracle {oracle.elems})")
+            per_path.append((p, row, lanes))
+            ests += [row, lanes]
+        ests.append(oracle)
+        sync_data.append((rows, cols, group, oracle, per_path))
+        all_paths.append(paths)
+    known = [p for p in all_paths[0] if p in PATH_ORDER]
+    for (_, _, group, _, _), paths in zip(sync_data, all_paths):
+        if paths != all_paths[0]:
+            print(f"kernels_report: warning: {group} has paths {paths}, {sync_data[0][2]} has "
+                  f"{all_paths[0]}: not all from one run?", file=sys.stderr)
+    if not known:
+        raise ReportError(f"no known SIMD path ({', '.join(PATH_ORDER)}) in {sync_data[0][2]}")
+    dispatched = known[-1]
+
+    def path_cell(p):
+        return f"**{p}** (dispatched)" if p == dispatched else p
+
+    out.append("# Step kernels: every SIMD path vs the scalar oracle\n")
+    if a.provenance:
+        out.append(a.provenance + "\n")
+    out.append(
+        "Commands: `cargo bench --bench kernels` and `cargo bench --bench inplace` (criterion, one "
+        "thread; medians), then `scripts/kernels_report.py`. Cell updates per second = cells "
+        "stepped / time, on one thread. The oracle is `src/oracle.rs` (one byte per cell, the "
+        "obvious loops).\n")
+    out.append(
+        f"The benches run every SIMD path this CPU can run (`Simd::available`: "
+        f"{', '.join(f'`{p}`' for p in all_paths[0])}); the one it dispatches to, the highest, is "
+        f"**`{dispatched}`** (`Simd::detect`; what the generator and `Stepper::new` use unless "
+        f"`CAVESWEEP_SIMD` says otherwise). Two kernels per path:\n")
+    out.append(
+        "- **row**: one grid, the vector's lanes across the words of a row (`kernel::Stepper`); "
+        "each iteration also copies the start grid back in, so the grid does not go static;\n"
+        "- **lanes**: one cave per lane of the widest vector (1 scalar, 2 SSE2, 4 AVX2, 8 "
+        "AVX-512; `kernel::batch::Lanes`), all stepped in lock-step, the walls of each lane "
+        "counted on the way; timed per step of the whole batch, going on from the last state "
+        "(loading the caves into the lanes and copying them out is not included).\n")
+    for rows, cols, group, oracle, per_path in sync_data:
+        cells = rows * cols
+        orate = oracle.rate()
+        out.append(f"## Sync step B5678/S5678, {rows}x{cols}, outside floor, solid border "
+                   f"(`{group}`)\n")
+        out.append("| path | row, per step | row cell-updates/s | row / oracle "
+                   "| lanes: caves | lanes, per step of the batch | lanes cell-updates/s | lanes / oracle |")
+        out.append("|---|---|---|---|---|---|---|---|")
+        for p, row, lanes in per_path:
+            out.append(f"| {path_cell(p)} | {fmt_time(row.ns)} | {fmt_rate(row.rate())} "
+                       f"| {fmt_ratio(row.rate() / orate)} | {lanes.elems // cells} "
+                       f"| {fmt_time(lanes.ns)} | {fmt_rate(lanes.rate())} "
+                       f"| {fmt_ratio(lanes.rate() / orate)} |")
+        out.append(f"| oracle | {fmt_time(oracle.ns)} | {fmt_rate(orate)} | 1x | | | | |")
+        out.append("")
+
+    # --- the chapter's 4 steps per cave ---------------------------------------------------------
+    chap = "chapter_4_steps_per_cave"
+    if os.path.isdir(os.path.join(t, "criterion", chap)):
+        paths = paths_in(t, chap)
+        if not paths:
+            raise ReportError(f"{os.path.join(t, 'criterion', chap)} has no <path>_row / "
+                              f"<path>_lanes bench; {kern_hint}")
+        out.append(f"## The chapter's whole smoothing: 4 steps of 90x140 (B5678/S5678, outside "
+                   f"floor, solid border), per cave (`{chap}`)\n")
+        out.append("| path | row, per cave | row caves/s | lanes: caves | lanes, per cave "
+                   "| lanes caves/s | lanes / row |")
+        out.append("|---|---|---|---|---|---|---|")
+        for p in paths:
+            row = Est(t, chap, f"{p}/row", kern_hint)
+            lanes = Est(t, chap, f"{p}/lanes", kern_hint)
+            ests += [row, lanes]
+            row_cave = row.ns / row.elems
+            lanes_cave = lanes.ns / lanes.elems
+            out.append(f"| {path_cell(p)} | {fmt_time(row_cave)} | {fmt_caves(row.rate())} "
+                       f"| {lanes.elems} | {fmt_time(lanes_cave)} | {fmt_caves(lanes.rate())} "
+                       f"| {fmt_ratio(row_cave / lanes_cave)} |")
+        out.append("")
+        o90 = next((o for r, c, _, o, _ in sync_data if (r, c) == (90, 140)), None)
+        scale = (f" For scale, 4 oracle steps of 90x140 take {fmt_time(4 * o90.ns)} "
+                 f"(4 x `sync_90x140/oracle`)." if o90 else "")
+        out.append("Row: one grid, copied back to its start before each pass; lanes: a batch of "
+                   "caves going on from the last state, its time divided by the caves in it."
+                   + scale + "\n")
+    else:
+        print(f"kernels_report: warning: no {chap} group: section left out", file=sys.stderr)
+
+    # --- in place and two radii: the dispatched path against the oracle --------------------------
+    rows_out = []
+    nh = "nethack_pass1_19x77"
+    rt = None
+    if os.path.isdir(os.path.join(t, "criterion", nh)):
+        for order, label in [("col_major", "in place col-major B678/S45678 (NetHack pass 1), 19x77, outside wall"),
+                             ("row_major", "in place row-major B678/S45678, 19x77, outside wall")]:
+            fast = Est(t, nh, f"fast_{order}", inpl_hint)
+            oracle = Est(t, nh, f"oracle_{order}", inpl_hint)
+            ests += [fast, oracle]
+            rows_out.append((label, fast, oracle))
+        rt = Est(t, nh, "transpose_round_trip", inpl_hint)
+        ests.append(rt)
+    else:
+        print(f"kernels_report: warning: no {nh} group: in-place rows left out", file=sys.stderr)
+    two = shape_groups(t, "r1ge5_r2le2_")
+    for rows, cols, group in two:
+        fast = Est(t, group, "fast", inpl_hint)
+        oracle = Est(t, group, "oracle", inpl_hint)
+        ests += [fast, oracle]
+        rows_out.append((f"two-radius R1>=5/R2<=2, {rows}x{cols}, outside floor", fast, oracle))
+    if not two:
+        print("kernels_report: warning: no r1ge5_r2le2_<rows>x<cols> group: two-radius rows left out",
+              file=sys.stderr)
+    if rows_out:
+        out.append("## In place and two radii (`cargo bench --bench inplace`)\n")
+        out.append(f"The fast kernels run on the dispatched path (`Simd::active()`: `{dispatched}` "
+                   f"here).\n")
+        out.append("| kernel | fast, per step | fast cell-updates/s | oracle cell-updates/s | fast / oracle |")
+        out.append("|---|---|---|---|---|")
+        for label, fast, oracle in rows_out:
+            out.append(f"| {label} | {fmt_time(fast.ns)} | {fmt_rate(fast.rate())} "
+                       f"| {fmt_rate(oracle.rate())} | {fmt_ratio(fast.rate() / oracle.rate())} |")
+        out.append("")
+        if rt is not None:
+            out.append(f"The column-major in-place step is a row-major one on the transposed grid; "
+                       f"the two transposes of the 19x77 area cost {fmt_time(rt.ns)} of it.\n")
+
+    check_fresh(ests, "target/criterion")
+
+    # --- instruction census ------------------------------------------------------------------------
+    if a.asm:
+        text = ""
+        if os.path.exists(a.asm):
+            with open(a.asm) as f:
+                text = f.read().strip()
+        if text:
+            out.append("## Instruction census\n")
+            out.append("Instruction census of `cavesweep::kernel::step_sync` in the release binary "
+                       "(`objdump -d`, proof that the SIMD path is compiled in):\n")
+            out.append("```text\n" + text + "\n```\n")
+        else:
+            why = "is empty" if os.path.exists(a.asm) else "does not exist"
+            print(f"kernels_report: warning: instruction census {a.asm} {why}: the census section says so",
+                  file=sys.stderr)
+            out.append("## Instruction census\n")
+            out.append(f"Not available in this run: the census of `cavesweep::kernel::step_sync` "
+                       f"(`objdump -d` of the release binary, `{a.asm}`) {why}.\n")
+    return out
 
 
 def main():
@@ -39,66 +319,14 @@ def main():
     ap.add_argument("--provenance", default="")
     ap.add_argument("--asm", default="", help="file with the instruction census of step_sync")
     a = ap.parse_args()
-
-    rows = []
-    # (label, group, fast bench, oracle bench, cells per iteration for both)
-    cases = [
-        ("sync B5678/S5678, 90x140, outside floor, solid border", "sync_B5678_S5678_90x140", "fast", "oracle"),
-        ("sync B5678/S5678, 1024x1024, outside floor, solid border", "sync_B5678_S5678_1024x1024", "fast", "oracle"),
-        ("in place col-major B678/S45678 (NetHack pass 1), 19x77, outside wall", "nethack_pass1_19x77", "fast_col_major", "oracle_col_major"),
-        ("in place row-major B678/S45678, 19x77, outside wall", "nethack_pass1_19x77", "fast_row_major", "oracle_row_major"),
-        ("two-radius R1>=5/R2<=2, 90x140", "r1ge5_r2le2_90x140", "fast", "oracle"),
-        ("two-radius R1>=5/R2<=2, 1024x1024", "r1ge5_r2le2_1024x1024", "fast", "oracle"),
-    ]
-    for label, group, fast, oracle in cases:
-        try:
-            fns, flo, fhi, cells = load(a.target, group, fast)
-            ons, _, _, ocells = load(a.target, group, oracle)
-        except FileNotFoundError as e:
-            sys.exit(f"kernels_report: missing criterion output ({e}); run the benches first")
-        rows.append((label, fmt_time(fns), fmt_rate(cells, fns), fmt_rate(ocells, ons), ons / fns * cells / ocells))
-    rt, _, _, _ = load(a.target, "nethack_pass1_19x77", "transpose_round_trip")
-    batch = []
-    for group, bench, what in [
-        ("sync_B5678_S5678_90x140", "batch4", "4 grids of 90x140 in lock-step (lanes across seeds)"),
-        ("sync_B5678_S5678_1024x1024", "batch4", "4 grids of 1024x1024 in lock-step"),
-    ]:
-        ns, _, _, cells = load(a.target, group, bench)
-        batch.append((what, fmt_time(ns), fmt_rate(cells, ns)))
-    single, _, _, _ = load(a.target, "chapter_4_steps_90x140_per_seed", "single")
-    b4, _, _, _ = load(a.target, "chapter_4_steps_90x140_per_seed", "batch4")
-
-    out = []
-    out.append("# Step kernels: fast vs the scalar oracle\n")
-    if a.provenance:
-        out.append(a.provenance + "\n")
-    out.append("Commands: `cargo bench --bench kernels` and `cargo bench --bench inplace` (criterion, one "
-               "thread; medians), then `scripts/kernels_report.py`. Cell updates per second = cells of the "
-               "grid / time of one step. The oracle is `src/oracle.rs` (one byte per cell, the obvious loops).\n")
-    out.append("| kernel | fast, per step | fast cell-updates/s | oracle cell-updates/s | fast / oracle |")
-    out.append("|---|---|---|---|---|")
-    for label, t, fr, orate, ratio in rows:
-        out.append(f"| {label} | {t} | {fr} | {orate} | {ratio:.0f}x |")
-    out.append("")
-    out.append(f"The column-major in-place step is a row-major one on the transposed grid; the two "
-               f"transposes of the 19x77 area cost {fmt_time(rt)} of it.\n")
-    out.append("Lanes across seeds instead of across words (`sync::Batch4`, including interleaving the four "
-               "grids in and out):\n")
-    out.append("| work | per step of all 4 grids | cell-updates/s |")
-    out.append("|---|---|---|")
-    for what, t, r in batch:
-        out.append(f"| {what} | {t} | {r} |")
-    out.append("")
-    out.append(f"The chapter's whole smoothing (4 steps of 90x140 with border) per seed: "
-               f"{fmt_time(single)} on one grid (u64x4 across the row's words), "
-               f"{fmt_time(b4 / 4)} per seed with 4 seeds in lock-step.\n")
-    if a.asm and os.path.exists(a.asm):
-        with open(a.asm) as f:
-            out.append("Instruction census of `cavesweep::kernel::step_sync` in the release binary "
-                       "(`objdump -d`, proof that the SIMD path is compiled in):\n")
-            out.append("```text\n" + f.read().rstrip() + "\n```\n")
+    try:
+        out = build(a)
+    except ReportError as e:
+        fail(str(e))
+    except OSError as e:
+        fail(f"cannot read criterion output: {e}")
     with open(a.out, "w") as f:
-        f.write("\n".join(out) + "\n")
+        f.write("\n".join(out).rstrip("\n") + "\n")
     print(f"wrote {a.out}")
 
 
