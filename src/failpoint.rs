@@ -89,6 +89,11 @@ fn die_or_pause(c: &Config) {
     std::process::abort();
 }
 
+/// Whether failpoint `name` is configured in this process (at any hit count).
+pub fn configured(name: &str) -> bool {
+    config().is_some_and(|c| c.name == name)
+}
+
 /// Die (or pause) here if the failpoint `name` is set to fire now.
 pub fn kill(name: &str) {
     if let Some(c) = fires(name)
