@@ -416,6 +416,21 @@ impl Generator {
         (same && Threshold::new(p).is_ok_and(|t| t.shares_lanes(&th))).then_some(p)
     }
 
+    /// [`Generator::lane_probability`] of this generator's recipe with its Bernoulli fill's
+    /// probability replaced by `p` (what a grid point differing only in `fill` has), without
+    /// building and comparing that recipe: a grid of 100,000 points asks this once per point.
+    pub fn lane_probability_of(&self, p: f64) -> Option<f64> {
+        let Plan::Lanes { th, .. } = self.plan else {
+            return None;
+        };
+        let Fill::Bernoulli { .. } = self.recipe.fill else {
+            return None;
+        };
+        Threshold::new(p)
+            .is_ok_and(|t| t.shares_lanes(&th))
+            .then_some(p)
+    }
+
     /// [`Generator::generate`] for several grid points at once: job `j` is the seeds
     /// `jobs[j].1` of this recipe filled with probability `jobs[j].0` (each checked with
     /// [`Generator::lane_probability`] by the caller). The caves are visited job after job, each

@@ -58,11 +58,14 @@ pub struct ChunkResult {
 
 /// A worker's reusable state.
 pub struct Worker {
-    /// The grid point the generator, builder and params are set up for.
+    /// The grid point the generator and builder are set up for.
     point: Option<usize>,
     generator: Option<Generator>,
     builder: Option<PointBuilder>,
+    /// The parameter values of grid point `params_of` (may differ from `point` after a run of
+    /// chunks of several points).
     params: Vec<String>,
+    params_of: Option<usize>,
     values: Values,
     /// A closed point's statistics, reused from point to point.
     closed: Option<PointStats>,
@@ -75,6 +78,7 @@ impl Default for Worker {
             generator: None,
             builder: None,
             params: Vec::new(),
+            params_of: None,
             values: EMPTY_VALUES,
             closed: None,
         }
@@ -83,6 +87,7 @@ impl Default for Worker {
 
 impl Worker {
     fn prepare(&mut self, plan: &Plan, point: usize) {
+        set_params(plan, &mut self.params, &mut self.params_of, point);
         if self.point == Some(point) {
             return;
         }
@@ -101,8 +106,15 @@ impl Worker {
         if self.builder.as_ref().is_none_or(|b| b.shape() != shape) {
             self.builder = Some(PointBuilder::new(shape));
         }
-        self.params = plan.params(point);
         self.point = Some(point);
+    }
+}
+
+/// Make `params` the parameter values of `point` (formatted only when it changes).
+fn set_params(plan: &Plan, params: &mut Vec<String>, of: &mut Option<usize>, point: usize) {
+    if *of != Some(point) {
+        *params = plan.params(point);
+        *of = Some(point);
     }
 }
 
@@ -143,13 +155,22 @@ pub fn run_chunks(
         w.prepare(plan, point);
         let generator = w.generator.as_ref().expect("prepared");
         // The run of chunks that can share lane batches with this one.
-        let mut jobs = vec![(lane_p(generator), seeds)];
+        let own = lane_p(generator);
+        let mut jobs = vec![(own, seeds)];
         let mut j = i + 1;
-        if jobs[0].0.is_some() {
+        if own.is_some() {
             while let Some(&id) = ids.get(j) {
                 let (q, seeds) = plan.chunk(id);
-                // Same recipe but the fill: same trajectory length and statistics shape.
-                let p = generator.lane_probability(&plan.recipe(q));
+                // Same recipe but the fill: same trajectory length and statistics shape. The
+                // varied values tell without building q's recipe, when only the fill differs.
+                let p = if q == point {
+                    own
+                } else {
+                    match plan.fill_only_change(point, q) {
+                        Some(p) => generator.lane_probability_of(p),
+                        None => generator.lane_probability(&plan.recipe(q)),
+                    }
+                };
                 if p.is_none() {
                     break;
                 }
@@ -172,6 +193,50 @@ fn lane_p(generator: &Generator) -> Option<f64> {
     generator.lane_probability(generator.recipe())
 }
 
+/// A chunk being collected: its statistics builder, `seeds.csv` rows and the buffers a closed
+/// point reuses.
+struct Collect<'a> {
+    plan: &'a Plan,
+    builder: &'a mut PointBuilder,
+    closed: &'a mut Option<PointStats>,
+    params: &'a mut Vec<String>,
+    params_of: &'a mut Option<usize>,
+    rows: Vec<u8>,
+    n_rows: u64,
+}
+
+impl Collect<'_> {
+    /// The result of chunk `id`, whose caves the builder has recorded (and whose `seeds.csv`
+    /// rows are in `rows`): the statistics as `mode` asks.
+    fn finish(&mut self, id: u64, mode: Mode) -> ChunkResult {
+        let point = self.plan.chunk(id).0;
+        let stats = match mode {
+            Mode::RowsOnly => None,
+            Mode::Part => Some(ChunkStats::Part(self.builder.finish())),
+            Mode::Whole { rows } => {
+                set_params(self.plan, self.params, self.params_of, point);
+                let st = self
+                    .closed
+                    .get_or_insert_with(|| PointStats::new(self.builder.shape()));
+                self.builder.finish_into(st);
+                Some(ChunkStats::Whole(Closed {
+                    seeds: st.seeds,
+                    passed: st.passed,
+                    record: st.encode(),
+                    rows: rows.then(|| point_rows(self.plan, self.params, st)),
+                }))
+            }
+        };
+        ChunkResult {
+            id,
+            point,
+            stats,
+            rows: std::mem::take(&mut self.rows),
+            n_rows: std::mem::take(&mut self.n_rows),
+        }
+    }
+}
+
 /// Run the chunks `run` (with their fill probabilities and seeds, `jobs`) in one stream of
 /// lane batches, pushing each finished chunk's result to `out`. `false` when stopped.
 fn run_together(
@@ -187,34 +252,34 @@ fn run_together(
         generator,
         builder,
         params,
+        params_of,
         values,
         closed,
-        point: prepared,
+        point: _,
     } = w;
     let generator = generator.as_mut().expect("prepared");
-    let builder = builder.as_mut().expect("prepared");
+    let mut c = Collect {
+        plan,
+        builder: builder.as_mut().expect("prepared"),
+        closed,
+        params,
+        params_of,
+        rows: Vec::new(),
+        n_rows: 0,
+    };
     let per_seed = plan.spec.per_seed;
-    let mut rows = Vec::new();
-    let mut n_rows = 0;
     let mut stopped = false;
     let mut current = 0;
+    let mut current_mode = mode(run[0]);
     let mut visit = |job: usize, cave: &mut crate::generate::Generated<'_>| {
         if job != current {
             // Chunk `current` is complete: every cave of a job comes before the next job's.
-            let id = run[current];
-            out.push(finish(
-                id,
-                point_of(plan, id),
-                mode(id),
-                builder,
-                closed,
-                plan,
-                params,
-                &mut rows,
-                &mut n_rows,
-            ));
+            out.push(c.finish(run[current], current_mode));
             current = job;
-            *params = plan.params(point_of(plan, run[job]));
+            current_mode = mode(run[job]);
+            if per_seed != PerSeed::None {
+                set_params(plan, c.params, c.params_of, plan.chunk(run[job]).0);
+            }
         }
         if cave.seed.is_multiple_of(STOP_CHECK) && stop.load(Ordering::Relaxed) {
             stopped = true;
@@ -222,9 +287,8 @@ fn run_together(
         }
         cave.measure(values);
         let gate = plan.spec.gate.eval(values);
-        let rows_only = mode(run[job]) == Mode::RowsOnly;
-        if !rows_only {
-            builder.record(cave.trajectory, values, gate);
+        if current_mode != Mode::RowsOnly {
+            c.builder.record(cave.trajectory, values, gate);
         }
         let keep = match per_seed {
             PerSeed::All => true,
@@ -233,15 +297,15 @@ fn run_together(
         };
         if keep {
             seed_row(
-                &mut rows,
+                &mut c.rows,
                 cave.seed,
-                params,
+                c.params,
                 plan.computed,
                 values,
                 gate,
                 plan.spec.gate.named().len(),
             );
-            n_rows += 1;
+            c.n_rows += 1;
         }
         ControlFlow::Continue(())
     };
@@ -255,76 +319,11 @@ fn run_together(
         generator.generate_points(&jobs, &mut visit)
     }
     .expect("plan recipes are validated");
-    let result = if stopped || flow.is_break() {
+    if stopped || flow.is_break() {
         // Leave the builder empty for the next chunk.
-        builder.finish();
-        None
-    } else {
-        let id = run[run.len() - 1];
-        Some(finish(
-            id,
-            point_of(plan, id),
-            mode(id),
-            builder,
-            closed,
-            plan,
-            params,
-            &mut rows,
-            &mut n_rows,
-        ))
-    };
-    if run.len() > 1 {
-        // The generator and the cached params stay those of the point it was prepared for.
-        let first = point_of(plan, run[0]);
-        debug_assert_eq!(*prepared, Some(first));
-        *params = plan.params(first);
+        c.builder.finish();
+        return false;
     }
-    match result {
-        Some(r) => {
-            out.push(r);
-            true
-        }
-        None => false,
-    }
-}
-
-fn point_of(plan: &Plan, id: u64) -> usize {
-    plan.chunk(id).0
-}
-
-/// The result of chunk `id` of `point`, whose caves the builder has recorded (and whose
-/// `seeds.csv` rows are in `rows`): the statistics as `mode` asks.
-#[allow(clippy::too_many_arguments)]
-fn finish(
-    id: u64,
-    point: usize,
-    mode: Mode,
-    builder: &mut PointBuilder,
-    closed: &mut Option<PointStats>,
-    plan: &Plan,
-    params: &[String],
-    rows: &mut Vec<u8>,
-    n_rows: &mut u64,
-) -> ChunkResult {
-    let stats = match mode {
-        Mode::RowsOnly => None,
-        Mode::Part => Some(ChunkStats::Part(builder.finish())),
-        Mode::Whole { rows } => {
-            let st = closed.get_or_insert_with(|| PointStats::new(builder.shape()));
-            builder.finish_into(st);
-            Some(ChunkStats::Whole(Closed {
-                seeds: st.seeds,
-                passed: st.passed,
-                record: st.encode(),
-                rows: rows.then(|| point_rows(plan, params, st)),
-            }))
-        }
-    };
-    ChunkResult {
-        id,
-        point,
-        stats,
-        rows: std::mem::take(rows),
-        n_rows: std::mem::take(n_rows),
-    }
+    out.push(c.finish(run[run.len() - 1], current_mode));
+    true
 }

@@ -338,6 +338,23 @@ impl Plan {
         }
     }
 
+    /// The fill probability of grid point `q` when its recipe is grid point `point`'s but for
+    /// the value of a varied `fill` (every other axis has the same value at both points), so
+    /// that a Bernoulli fill of `point` becomes a Bernoulli fill with this probability at `q`
+    /// (the same keys are set in the same order, only `fill`'s value differs). `None` when
+    /// another axis differs or `fill` is not varied; the recipes must then be compared.
+    pub fn fill_only_change(&self, point: usize, q: usize) -> Option<f64> {
+        let varies = &self.spec.varies;
+        let k = varies.iter().position(|v| v.key == "fill")?;
+        for i in 0..varies.len() {
+            if i != k && axis_index(varies, point, i) != axis_index(varies, q, i) {
+                return None;
+            }
+        }
+        // Parsed as `Recipe::set` parses it.
+        varies[k].value(axis_index(varies, q, k)).parse().ok()
+    }
+
     /// The grid point and seed range of chunk `id` (point-major, seeds ascending).
     pub fn chunk(&self, id: u64) -> (usize, Range<u64>) {
         let point = (id / self.chunks_per_point) as usize;
@@ -564,6 +581,43 @@ mod tests {
         );
         assert_eq!(grid.params(26), ["0.31", "2"]);
         assert_eq!(grid.trajectory_len(26), 3);
+    }
+
+    /// `fill_only_change` says `Some(p)` only when the recipe of `q` is that of `point` with
+    /// the fill probability `p` (checked against the recipes themselves), for grids where fill
+    /// is the first, last or only axis, with floor and steps axes around it.
+    #[test]
+    fn fill_only_change_agrees_with_the_recipes() {
+        use crate::recipe::Fill;
+        for varies in [
+            &["fill=0.40:0.60:0.05", "steps=1..=3"][..],
+            &["steps=1..=3", "fill=0.40:0.60:0.05"],
+            &["fill=0.40:0.60:0.01"],
+            &["floor=100,200", "fill=0.4,0.5"],
+            &["fill=0.4,0.5", "floor=100,200"],
+            &["steps=2,3"],
+        ] {
+            let plan = Plan::new(spec(0..10, varies)).unwrap();
+            let n = plan.n_points();
+            let mut some = 0;
+            for point in 0..n {
+                let base = plan.recipe(point);
+                for q in 0..n {
+                    let Some(p) = plan.fill_only_change(point, q) else {
+                        continue;
+                    };
+                    let mut want = base.clone();
+                    if let Fill::Bernoulli { .. } = want.fill {
+                        want.fill = Fill::Bernoulli { p };
+                        assert_eq!(plan.recipe(q), want, "{varies:?} {point} {q}");
+                        some += 1;
+                    }
+                }
+            }
+            // With a floor axis the fill is an exact count, never Bernoulli.
+            let has = |k: &str| varies.iter().any(|v| v.starts_with(k));
+            assert_eq!(some > 0, has("fill=") && !has("floor="), "{varies:?}");
+        }
     }
 
     #[test]
