@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write results/kernels.md from criterion's estimates of `cargo bench --bench kernels --bench inplace`.
+"""Write results/kernels.md from criterion's estimates of `cargo bench --bench kernels --bench inplace --bench fill`.
 
 Reads target/criterion/<group>/<bench>/new/estimates.json (median point estimate, ns) and the
 throughput (cells, or caves, per iteration) from benchmark.json beside it. Criterion stores the
@@ -9,6 +9,7 @@ bench id `a/b` as the directory `a_b`. The groups (see benches/kernels.rs and be
   chapter_4_steps_per_cave/<path>/row, .../<path>/lanes          the chapter's 4 steps, per cave
   nethack_pass1_19x77/{fast,oracle}_{col,row}_major, transpose_round_trip
   r1ge5_r2le2_<rows>x<cols>/{fast,oracle}
+  fill_per_cave/bernoulli_90x140/<path>/{single,lanes}, exact_count_19x77_624/<path>, numpy_90x140
 
 <path> is every SIMD path the bench machine runs (`Simd::available`); the highest of them is the
 one it dispatches to (`Simd::detect`). The sync groups are required; the others are reported
@@ -251,6 +252,38 @@ def build(a):
     else:
         print(f"kernels_report: warning: no {chap} group: section left out", file=sys.stderr)
 
+    # --- the fills, per cave (benches/fill.rs) ---------------------------------------------------
+    fg = "fill_per_cave"
+    fill_hint = "run `cargo bench --bench fill`"
+    if os.path.isdir(os.path.join(t, "criterion", fg)):
+        gdir = os.path.join(t, "criterion", fg)
+        fpaths = set()
+        for d in os.listdir(gdir):
+            m = re.fullmatch(r"bernoulli_90x140_(.+)_(single|lanes)", d)
+            if m:
+                fpaths.add(m.group(1))
+        fpaths = [p for p in PATH_ORDER if p in fpaths] + sorted(p for p in fpaths if p not in PATH_ORDER)
+        out.append(f"## The fills, per cave (`{fg}`, benches/fill.rs)\n")
+        out.append("| path | Bernoulli(0.45) 90x140, one cave | in lanes: caves | in lanes, per cave "
+                   "| exact count 624 of 19x77 (NetHack) |")
+        out.append("|---|---|---|---|---|")
+        for p in fpaths:
+            single = Est(t, fg, f"bernoulli_90x140/{p}/single", fill_hint)
+            lanes = Est(t, fg, f"bernoulli_90x140/{p}/lanes", fill_hint)
+            exact = Est(t, fg, f"exact_count_19x77_624/{p}", fill_hint)
+            ests += [single, lanes, exact]
+            out.append(f"| {path_cell(p)} | {fmt_time(single.ns / single.elems)} | {lanes.elems} "
+                       f"| {fmt_time(lanes.ns / lanes.elems)} | {fmt_time(exact.ns / exact.elems)} |")
+        out.append("")
+        numpy = Est(t, fg, "numpy_90x140", fill_hint)
+        ests.append(numpy)
+        verdict = "met" if numpy.ns <= 10_000 else "**not met**"
+        out.append(f"numpy's generator replayed bit for bit (`rng = \"numpy\"`, what `reproduce chapter` "
+                   f"uses; SeedSequence + PCG64 + `random() < p`, the PCG chains in the active SIMD path's lanes): "
+                   f"**{fmt_time(numpy.ns)}** per 90x140 cave (`numpy_90x140`; target <= 10 us: {verdict}).\n")
+    else:
+        print(f"kernels_report: warning: no {fg} group: section left out", file=sys.stderr)
+
     # --- in place and two radii: the dispatched path against the oracle --------------------------
     rows_out = []
     nh = "nethack_pass1_19x77"
@@ -299,15 +332,17 @@ def build(a):
                 text = f.read().strip()
         if text:
             out.append("## Instruction census\n")
-            out.append("Instruction census of `cavesweep::kernel::step_sync` in the release binary "
-                       "(`objdump -d`, proof that the SIMD path is compiled in):\n")
+            out.append("Instruction census of the release binary's dispatched AVX-512 clone richest in "
+                       "`vpternlog` (the carry-save adders of the step kernels; `objdump -d` piped "
+                       "through `scripts/asm_census.py`): proof that the 512-bit path is compiled in, "
+                       "and what it is made of. Its first line names the clone and its size:\n")
             out.append("```text\n" + text + "\n```\n")
         else:
             why = "is empty" if os.path.exists(a.asm) else "does not exist"
             print(f"kernels_report: warning: instruction census {a.asm} {why}: the census section says so",
                   file=sys.stderr)
             out.append("## Instruction census\n")
-            out.append(f"Not available in this run: the census of `cavesweep::kernel::step_sync` "
+            out.append(f"Not available in this run: the census of the AVX-512 step clone "
                        f"(`objdump -d` of the release binary, `{a.asm}`) {why}.\n")
     return out
 

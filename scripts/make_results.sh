@@ -261,11 +261,9 @@ do_search() {
 do_kernels() {
   cargo bench --bench kernels
   cargo bench --bench inplace
-  # Instruction census of the sync kernel: proof the SIMD path (ymm registers) is compiled in.
-  objdump -d --no-show-raw-insn -C "$BIN" |
-    awk '/<cavesweep::kernel::step_sync>:/ { p = 1; next } p && /^$/ { exit } p' |
-    grep -oE '\bv[a-z0-9]+ .*%ymm' | awk '{ print $1 }' | sort | uniq -c | sort -rn | head -n 12 \
-    >"$WORK/step_sync_asm.txt" || true
+  cargo bench --bench fill
+  # Instruction census of the dispatched AVX-512 clone richest in vpternlog (scripts/asm_census.py).
+  objdump -d --no-show-raw-insn -C "$BIN" | python3 scripts/asm_census.py >"$WORK/step_sync_asm.txt" || true
   python3 scripts/kernels_report.py --out results/kernels.md --provenance "$PROV" \
     --asm "$WORK/step_sync_asm.txt"
 }
