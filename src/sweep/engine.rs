@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::output::{point_rows, seed_row};
 use super::stats::{PointBuilder, PointStats};
 use super::{PerSeed, Plan};
+use crate::failpoint;
 use crate::generate::Generator;
 use crate::measure::{EMPTY_VALUES, Values};
 
@@ -149,8 +150,18 @@ pub fn run_chunks(
     mode: impl Fn(u64) -> Mode,
 ) -> Vec<ChunkResult> {
     let mut out = Vec::with_capacity(ids.len());
+    // A test hook: `chunk-start` holds a worker before a chunk until it is stopped (a Slurm
+    // requeue mid-sweep). While it is set, chunks run one by one, so that it holds between the
+    // chunks of a group, those before it done and returned.
+    let hook = failpoint::configured("chunk-start");
     let mut i = 0;
     while i < ids.len() {
+        if hook {
+            failpoint::hold("chunk-start", stop);
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+        }
         let (point, seeds) = plan.chunk(ids[i]);
         w.prepare(plan, point);
         let generator = w.generator.as_ref().expect("prepared");
@@ -158,7 +169,7 @@ pub fn run_chunks(
         let own = lane_p(generator);
         let mut jobs = vec![(own, seeds)];
         let mut j = i + 1;
-        if own.is_some() {
+        if own.is_some() && !hook {
             while let Some(&id) = ids.get(j) {
                 let (q, seeds) = plan.chunk(id);
                 // Same recipe but the fill: same trajectory length and statistics shape. The

@@ -344,8 +344,10 @@ pub fn components_rows(out: &mut Vec<u8>, params: &[String], st: &PointStats) {
 pub fn point_rows(plan: &Plan, params: &[String], st: &PointStats) -> [Vec<u8>; 3] {
     let mut out = [
         Vec::with_capacity(1024),
-        Vec::with_capacity(128 * st.trajectory.len()),
-        Vec::with_capacity(32 * st.components.len()),
+        // Room for what a row usually takes (a trajectory row of a fill grid is ~130 bytes),
+        // so that the buffers are not grown and copied midway.
+        Vec::with_capacity(192 * st.trajectory.len()),
+        Vec::with_capacity(32 * st.components.len() + 32),
     ];
     NumCache::with(|cache| {
         summary_row_cached(&mut out[0], plan, params, st, cache);

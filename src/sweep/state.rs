@@ -73,12 +73,10 @@ fn group_small<'a>(
 ) -> impl Iterator<Item = Vec<u64>> + Send + 'a {
     let small = |id: u64| plan.chunk(id).1.end - plan.chunk(id).1.start <= SMALL_CHUNK;
     let mut ids = ids.peekable();
-    // The `chunk-start` test hook holds a worker between chunks: keep them ungrouped.
-    let one_by_one = failpoint::configured("chunk-start");
     std::iter::from_fn(move || {
         let first = ids.next()?;
         let mut group = vec![first];
-        if small(first) && !one_by_one {
+        if small(first) {
             let mut seeds = plan.chunk(first).1.end - plan.chunk(first).1.start;
             while seeds < GROUP_SEEDS && group.len() < GROUP_CHUNKS {
                 match ids.next_if(|&id| small(id)) {
@@ -754,10 +752,6 @@ impl<'p> SweepState<'p> {
                 jobs,
                 Worker::default,
                 |w, ids: Vec<u64>| {
-                    // A test hook: hold a worker mid-sweep until stopped (a Slurm requeue).
-                    // With the hook set, chunks go one at a time (see `group_small`), so it
-                    // holds between chunks, some of them done.
-                    failpoint::hold("chunk-start", stop);
                     if stop.load(std::sync::atomic::Ordering::Relaxed) {
                         return None;
                     }
