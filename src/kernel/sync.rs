@@ -3,7 +3,7 @@
 //! Per output vector of `N` consecutive words of a row (the clone's row vector, see
 //! [`crate::simd`]: 4 words = 256 cells from AVX2 up, 2 with SSE2, 1 scalar; on AVX-512, 8
 //! words when the padded row holds whole 8-word vectors, as 1024 columns do, see
-//! [`whole_vectors`]: the 1024x1024 step went from 15.98 to ~10 us with it):
+//! [`whole_vectors`]; `results/kernels.md` has the figures):
 //!
 //! ```text
 //!   hsum3_parts of the row below  10 ops  (computed once per row, reused by 3 output rows:
