@@ -199,8 +199,10 @@ def build(a):
         f"**`{dispatched}`** (`Simd::detect`; what the generator and `Stepper::new` use unless "
         f"`CAVESWEEP_SIMD` says otherwise). Two kernels per path:\n")
     out.append(
-        "- **row**: one grid, the vector's lanes across the words of a row (`kernel::Stepper`); "
-        "each iteration also copies the start grid back in, so the grid does not go static;\n"
+        "- **row**: one grid, the vector's lanes across the words of a row (`kernel::Stepper`: "
+        "4 words per vector, or on AVX-512 8 when the padded row holds whole 8-word vectors, "
+        "as 1024 columns do), stepping on from the last state (the kernel has no branch on a "
+        "cell, so its work does not depend on the contents);\n"
         "- **lanes**: one cave per lane of the widest vector (1 scalar, 2 SSE2, 4 AVX2, 8 "
         "AVX-512; `kernel::batch::Lanes`), all stepped in lock-step, the walls of each lane "
         "counted on the way; timed per step of the whole batch, going on from the last state "

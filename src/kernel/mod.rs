@@ -102,7 +102,14 @@ fn step_sync<I: Isa>(
     }
     g.prepare_edges(outside);
     let solid = border == Border::Solid;
-    let n = with_rule!(birth, survive, step_grid_call::<I::Row>(g, tmp, solid));
+    // Rows whose padded words hold whole vectors of the batch width (AVX-512: 8 words, e.g.
+    // 1024 columns) step in those instead of `Row`'s 4: half the loop trips and loads.
+    let wide = <I::Lanes as Lane>::N;
+    let n = if wide > <I::Row as Lane>::N && sync::whole_vectors(g, wide) {
+        with_rule!(birth, survive, step_grid_call::<I::Lanes>(g, tmp, solid))
+    } else {
+        with_rule!(birth, survive, step_grid_call::<I::Row>(g, tmp, solid))
+    };
     g.clear_edges_after(outside);
     std::mem::swap(g, tmp);
     n

@@ -1,7 +1,9 @@
 //! The buffered (sync) Moore step: every cell's next state from the old grid, word-parallel.
 //!
 //! Per output vector of `N` consecutive words of a row (the clone's row vector, see
-//! [`crate::simd`]: 4 words = 256 cells from AVX2 up, 2 with SSE2, 1 scalar):
+//! [`crate::simd`]: 4 words = 256 cells from AVX2 up, 2 with SSE2, 1 scalar; on AVX-512, 8
+//! words when the padded row holds whole 8-word vectors, as 1024 columns do, see
+//! [`whole_vectors`]; `results/kernels.md` has the figures):
 //!
 //! ```text
 //!   hsum3_parts of the row below  10 ops  (computed once per row, reused by 3 output rows:
@@ -121,8 +123,16 @@ impl RuleEval for DynRule {
     }
 }
 
-/// One sync step `src -> dst` on prepared edges, lanes across the words of a row (`V::N` divides
-/// 4, the row padding of [`Grid`]). `src` must have had [`Grid::prepare_edges`] called; `dst`
+/// Whether `V::N = n` words per vector cover each row of `g` within its padded words
+/// ([`Grid`] pads rows to a multiple of 4): always for 1, 2 or 4; for 8 when the padded row
+/// is a multiple of 8 words (e.g. 1024 columns, or 257-512).
+pub fn whole_vectors(g: &Grid, n: usize) -> bool {
+    let wpr = g.words_per_row();
+    wpr.next_multiple_of(n) <= wpr.next_multiple_of(4)
+}
+
+/// One sync step `src -> dst` on prepared edges, lanes across the words of a row (`V::N` words
+/// per vector, [`whole_vectors`] of `src`). `src` must have had [`Grid::prepare_edges`] called; `dst`
 /// must have the same shape. The last vector of each row is masked, so `dst`'s padding bits and
 /// words end zero with no extra pass. Returns the number of WALL cells of `dst`.
 ///
@@ -136,7 +146,10 @@ pub fn step_grid<V: Lane, R: RuleEval>(
     solid_border: bool,
 ) -> u64 {
     assert_eq!((src.rows(), src.cols()), (dst.rows(), dst.cols()));
-    assert!(V::N <= 4 && 4 % V::N == 0, "row vectors of 1, 2 or 4 words");
+    assert!(
+        whole_vectors(src, V::N),
+        "row vectors within the padded row"
+    );
     let rows = src.rows() as isize;
     let stride = src.stride();
     let wpr = src.words_per_row();
@@ -146,7 +159,7 @@ pub fn step_grid<V: Lane, R: RuleEval>(
     let raw = src.raw().as_ptr();
     // SAFETY (every `read`/`write` below): offsets are `base + stride * (y + 1) + {-1, 0, 1}`
     // for rows -1..=rows of vector `i < nvec`; a row slot holds a guard word, the row's words
-    // padded to a multiple of 4 >= nvec * N, and a guard word, so every access stays inside
+    // padded to a multiple of 4 >= nvec * N (asserted above), and a guard word, so every access stays inside
     // the buffer of (rows + 2) * stride words, as asserted above.
     let last = V::from_fn(|k| {
         let w = V::N * (nvec - 1) + k;

@@ -9,7 +9,7 @@ use super::*;
 use crate::oracle::ByteGrid;
 use crate::simd::{Isa, Lane, Simd, Task};
 
-const WIDTHS: [usize; 10] = [1, 2, 63, 64, 65, 127, 128, 140, 200, 300];
+const WIDTHS: [usize; 12] = [1, 2, 63, 64, 65, 127, 128, 140, 200, 300, 449, 512];
 const HEIGHTS: [usize; 4] = [1, 2, 3, 90];
 
 fn random_grid(rows: usize, cols: usize, density: u32, seed: u64) -> Grid {
