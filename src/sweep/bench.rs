@@ -3,10 +3,12 @@
 //! folder, side by side in one run.
 //!
 //! Two comparisons, each a ratio of caves per second:
-//! - *matched work*: grids of 1,025, 10,000 and 100,000 points whose caves cost what one
-//!   point's do (chapter-strict, 13 steps, fill varied over 0.50-0.60 only), against that one
-//!   point with as many seeds as the grid has caves. The ratio is the grid's overhead, nothing
-//!   else. With ~1M caves per sweep, the 100,000-point grid has 10 seeds per point: each point
+//! - *matched work*: grids of 1,025, 10,000 and 100,000 points of chapter-strict, 13 steps,
+//!   fill varied over 0.50-0.60 only, against one point at fill 0.55 with as many seeds as the
+//!   grid has caves. The match is close but not exact. A cave's cost rises steeply with fill
+//!   (labelling more, smaller regions): 0.599 costs ~2.6x what 0.50 does. So a grid's caves
+//!   cost ~7% more on average than the point's, and the ratio is the grid's overhead plus that
+//!   (results/bench/grid.md gives the figures). With ~1M caves per sweep, the 100,000-point grid has 10 seeds per point: each point
 //!   still writes ~2 KB of store record and ~2 KB of CSV rows, the worst case of the three.
 //! - *the natural grid* (`fill=0.30:0.70:0.01` x `steps=1..=25`): against the same caves
 //!   generated and measured in a bare loop (no sweep machinery), since no single point does the
