@@ -72,7 +72,7 @@ rows+=("| seeds 0..18446744073709551615, stopped with Ctrl-C after 5 s ($done_se
   echo "| task-clock | 980 ms | 1,131 ms | 1,426 ms | 1,847 ms | 2,527 ms |"
   echo
   echo "So a grid's caves cost ~7% more on average than the reference's. Grids whose per-point"
-  echo "cost is negligible show it: 10 points x 100,000 seeds took 4.61-4.76 s and 1,000 x 1,000"
+  echo "cost is negligible show it (task-clock, 1 thread): 10 points x 100,000 seeds took 4.61-4.76 s and 1,000 x 1,000"
   echo "took 4.98-5.05 s, against 4.47 s for one point x 1,000,000."
   echo "The ratios below therefore understate the grids by up to that much; they are kept against one"
   echo "point, as the issue states the target. The natural grid's caves range from 1 to 25 steps, so"
