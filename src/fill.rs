@@ -48,7 +48,10 @@
 use rand_core::Rng;
 
 use crate::grid::Grid;
-use crate::rng::{LaneXoshiro, NumpyRandom, SLOTS, slot_states, uniform_below};
+use crate::rng::{
+    CaveRng, LaneXoshiro, NumpyRandom, SLOTS, lane_slots, slot_states, uniform_below,
+    xoshiro_from_state,
+};
 use crate::simd::{Isa, Lane, PcgKernel, Simd, Task};
 
 /// Why a fill could not be done.
@@ -532,8 +535,10 @@ impl<R: Rng + ?Sized> Task for SingleFill<'_, R> {
 }
 
 /// The Bernoulli fill of a batch of caves straight into the lanes of an interleaved buffer:
-/// lane `k` of `data` is cave `k`, whose stream is `rngs[k]` (`rngs.len() == V::N`); each cave
-/// gets exactly the cells [`fill_bernoulli`] gives it. `data` has the row layout of
+/// lane `k` of `data` is cave `k`, of seed `seeds[k]` (`seeds.len() == V::N`); each cave gets
+/// exactly the cells [`fill_bernoulli`] gives it from `cave_rng(seeds[k])`, and `rngs[k]` is
+/// set to that stream as the fill leaves it (the cave's later draws continue it). The streams
+/// are seeded here, in lanes ([`lane_slots`]), not by the caller one cave at a time. `data` has the row layout of
 /// [`crate::kernel::batch::LaneGrid`] (`stride = wpr + 2`, guard rows). Returns the WALL count
 /// per lane.
 ///
@@ -545,22 +550,24 @@ impl<R: Rng + ?Sized> Task for SingleFill<'_, R> {
 /// number of levels ([`Threshold::shares_lanes`]); each lane's level masks are its own `k`'s
 /// bits, and its tied cells use its own tail comparison.
 #[inline(always)]
-pub(crate) fn bernoulli_lanes<V: Lane, R: Rng>(
+pub(crate) fn bernoulli_lanes<V: Lane>(
     data: &mut [V],
     rows: usize,
     cols: usize,
     ths: &[Threshold],
-    rngs: &mut [R],
+    seeds: &[u64],
+    rngs: &mut [CaveRng],
 ) -> V {
     assert_eq!(rngs.len(), V::N);
+    assert_eq!(seeds.len(), V::N);
     assert_eq!(ths.len(), V::N);
     let th = &ths[0];
     debug_assert!(ths.iter().all(|t| t.shares_lanes(th)));
     let wpr = cols.div_ceil(64);
     let stride = wpr + 2;
-    let mut slots = [[[0u64; 4]; SLOTS]; 8];
+    let (mut gens, cave) = lane_slots::<V>(|k| seeds[k]);
     for (k, r) in rngs.iter_mut().enumerate() {
-        slots[k] = slot_states(r);
+        *r = xoshiro_from_state(cave.lane_state(k));
     }
     if th.all_wall || th.m == 0 {
         let fill = if th.all_wall { V::ONES } else { V::ZERO };
@@ -577,8 +584,6 @@ pub(crate) fn bernoulli_lanes<V: Lane, R: Rng>(
         return V::splat(if th.all_wall { (rows * cols) as u64 } else { 0 });
     }
     let (n, last_mask) = packed_shape(rows, cols);
-    let mut gens: [LaneXoshiro<V>; SLOTS] =
-        std::array::from_fn(|g| LaneXoshiro::from_states(|k| slots[k][g]));
     let kb: [V; LEVELS as usize] = if ths.iter().all(|t| t.k == th.k) {
         th.level_masks::<V>()
     } else {
@@ -1047,9 +1052,10 @@ mod tests {
         let simd = Simd::SCALAR;
         let wpr = cols.div_ceil(64);
         let mut data = vec![V::ONES; (rows + 2) * (wpr + 2)];
-        let mut rngs: Vec<CaveRng> = seeds.iter().map(|&s| cave_rng(s)).collect();
+        // Streams that are not the caves': the fill must set them.
+        let mut rngs: Vec<CaveRng> = seeds.iter().map(|&s| cave_rng(!s)).collect();
         let ths: Vec<Threshold> = ps.iter().map(|&p| Threshold::new(p).unwrap()).collect();
-        let count = bernoulli_lanes(&mut data, rows, cols, &ths, &mut rngs);
+        let count = bernoulli_lanes(&mut data, rows, cols, &ths, seeds, &mut rngs);
         for (k, &seed) in seeds.iter().enumerate() {
             let p = ps[k];
             let mut want = Grid::new(rows, cols).unwrap();

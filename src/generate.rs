@@ -237,11 +237,12 @@ impl Generator {
                 }
             }
             Plan::Lanes { th, steps } => {
-                let mut lane_ths = [th; 8];
-                for (k, rng) in self.rngs.iter_mut().enumerate() {
-                    // Lanes past the seeds run a throwaway cave (the last seed again).
+                let (mut lane_ths, mut lane_seeds) = ([th; 8], [0u64; 8]);
+                for k in 0..8 {
+                    // Lanes past the seeds run a throwaway cave (the last seed again). The
+                    // fill seeds every lane's stream (`self.rngs`) from `lane_seeds`.
                     let j = k.min(seeds.len() - 1);
-                    *rng = cave_rng(seeds[j]);
+                    lane_seeds[k] = seeds[j];
                     lane_ths[k] = ths[j].unwrap_or(th);
                 }
                 let mut cur = 0;
@@ -256,6 +257,7 @@ impl Generator {
                         phase,
                         recipe: &self.recipe,
                         ths: &lane_ths,
+                        seeds: &lane_seeds,
                         bufs: &mut self.lanes,
                         cur,
                         slots: &mut self.slots[..seeds.len()],
@@ -559,6 +561,8 @@ struct BatchTask<'a> {
     recipe: &'a Recipe,
     /// The fill probability of each lane.
     ths: &'a [Threshold; 8],
+    /// The seed of each lane (the fill seeds the lanes' streams from them).
+    seeds: &'a [u64; 8],
     bufs: &'a mut [LaneBuf; 2],
     /// The buffer holding the batch.
     cur: usize,
@@ -577,6 +581,7 @@ impl Task for BatchTask<'_> {
             phase,
             recipe,
             ths,
+            seeds,
             bufs,
             mut cur,
             slots,
@@ -589,8 +594,14 @@ impl Task for BatchTask<'_> {
         match phase {
             Phase::Fill => {
                 let mut a = b0.view::<I::Lanes>(rows, cols);
-                let counts =
-                    fill::bernoulli_lanes(a.raw_mut(), rows, cols, &ths[..n], &mut rngs[..n]);
+                let counts = fill::bernoulli_lanes(
+                    a.raw_mut(),
+                    rows,
+                    cols,
+                    &ths[..n],
+                    &seeds[..n],
+                    &mut rngs[..n],
+                );
                 for (k, slot) in slots.iter_mut().enumerate() {
                     slot.trajectory.clear();
                     slot.trajectory.push(counts.get(k) as f64 / cells);

@@ -456,13 +456,15 @@ impl Lanes {
                 let T(l, th, seeds) = self;
                 let n = <I::Lanes as Lane>::N;
                 let mut rngs: [crate::rng::CaveRng; 8] =
-                    std::array::from_fn(|k| crate::rng::cave_rng(seeds[k.min(seeds.len() - 1)]));
+                    std::array::from_fn(|_| crate::rng::cave_rng(0));
+                let lane_seeds: [u64; 8] = std::array::from_fn(|k| seeds[k.min(seeds.len() - 1)]);
                 let mut a = l.bufs[0].view::<I::Lanes>(l.rows, l.cols);
                 let c = crate::fill::bernoulli_lanes(
                     a.raw_mut(),
                     l.rows,
                     l.cols,
                     &[th; 8][..n],
+                    &lane_seeds[..n],
                     &mut rngs[..n],
                 );
                 l.cur = 0;

@@ -110,6 +110,13 @@ pub unsafe trait Lane:
             }
         }
     }
+    /// Wrapping product, word by word: `vpmullq` where the clone has AVX-512DQ, LLVM's
+    /// 32-bit-multiply emulation elsewhere. Only the fills' seeding uses it (SplitMix64's
+    /// finalizer, a few dozen per cave), so it is written once here, per word.
+    #[inline(always)]
+    fn mul(self, o: Self) -> Self {
+        Self::from_fn(|i| self.get(i).wrapping_mul(o.get(i)))
+    }
     /// Sum of the words (wrapping).
     #[inline(always)]
     fn sum(self) -> u64 {
