@@ -1073,7 +1073,7 @@ mod tests {
         }
         let (w, n) = (wide.len(), narrow.len());
         let acc = |i: usize| Acc {
-            kind: if i % 2 == 0 {
+            kind: if i.is_multiple_of(2) {
                 Kind::Fraction
             } else {
                 Kind::Count
