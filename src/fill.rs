@@ -485,16 +485,26 @@ fn unpack_rows<V: Lane>(data: &mut [V], rows: usize, cols: usize, wpr: usize, st
         // writes `o - 1 .. (y + 2) * stride`, all below `(rows + 2) * stride` (asserted).
         // Reading `v0 + wpr` when it is `n` (past the packed words) only feeds bits of cells
         // past the grid's last, which are row positions at or past `cols` that `last` clears.
+        // The shift test is per row and the last word (the only one masked) is peeled, so the
+        // word loop is two loads, two shifts, an OR and a store, with no per-word select.
         unsafe {
-            for w in 0..wpr {
-                let lo = *p.add(v0 + w);
-                let word = if s == 0 {
-                    lo
+            let word = |w: usize| {
+                if s == 0 {
+                    *p.add(v0 + w)
                 } else {
-                    lo.shr(s) | (*p.add(v0 + w + 1)).shl(64 - s)
-                };
-                *p.add(o + w) = if w + 1 == wpr { word & last } else { word };
+                    (*p.add(v0 + w)).shr(s) | (*p.add(v0 + w + 1)).shl(64 - s)
+                }
+            };
+            if s == 0 {
+                for w in 0..wpr - 1 {
+                    *p.add(o + w) = *p.add(v0 + w);
+                }
+            } else {
+                for w in 0..wpr - 1 {
+                    *p.add(o + w) = (*p.add(v0 + w)).shr(s) | (*p.add(v0 + w + 1)).shl(64 - s);
+                }
             }
+            *p.add(o + wpr - 1) = word(wpr - 1) & last;
             // This row's guard words and padding words.
             *p.add(o - 1) = V::ZERO;
             for i in o + wpr..o - 1 + stride {
