@@ -296,10 +296,11 @@ impl<V: Lane> Levels<V> {
     #[inline(always)]
     fn of(ths: &[Threshold]) -> Levels<V> {
         let th = &ths[0];
-        if th.m == LEVELS && ths.iter().all(|t| t.k == th.k) {
+        let shared = ths.iter().all(|t| t.k == th.k);
+        if shared && th.m == LEVELS {
             return Levels::Shared((th.k >> (64 - LEVELS)) as u32);
         }
-        let kb = if ths.iter().all(|t| t.k == th.k) {
+        let kb = if shared {
             th.level_masks::<V>()
         } else {
             std::array::from_fn(|j| V::from_fn(|k| 0u64.wrapping_sub((ths[k].k >> (63 - j)) & 1)))
@@ -485,8 +486,8 @@ fn unpack_rows<V: Lane>(data: &mut [V], rows: usize, cols: usize, wpr: usize, st
         // writes `o - 1 .. (y + 2) * stride`, all below `(rows + 2) * stride` (asserted).
         // Reading `v0 + wpr` when it is `n` (past the packed words) only feeds bits of cells
         // past the grid's last, which are row positions at or past `cols` that `last` clears.
-        // The shift test is per row and the last word (the only one masked) is peeled, so the
-        // word loop is two loads, two shifts, an OR and a store, with no per-word select.
+        // The last word (the only one masked) is peeled, so the word loop has no per-word
+        // select; `s` is the same for the whole row.
         unsafe {
             let word = |w: usize| {
                 if s == 0 {
@@ -495,14 +496,8 @@ fn unpack_rows<V: Lane>(data: &mut [V], rows: usize, cols: usize, wpr: usize, st
                     (*p.add(v0 + w)).shr(s) | (*p.add(v0 + w + 1)).shl(64 - s)
                 }
             };
-            if s == 0 {
-                for w in 0..wpr - 1 {
-                    *p.add(o + w) = *p.add(v0 + w);
-                }
-            } else {
-                for w in 0..wpr - 1 {
-                    *p.add(o + w) = (*p.add(v0 + w)).shr(s) | (*p.add(v0 + w + 1)).shl(64 - s);
-                }
+            for w in 0..wpr - 1 {
+                *p.add(o + w) = word(w);
             }
             *p.add(o + wpr - 1) = word(wpr - 1) & last;
             // This row's guard words and padding words.
@@ -636,8 +631,8 @@ impl<R: Rng + ?Sized> Task for SingleFill<'_, R> {
 /// lane `k` of `data` is cave `k`, of seed `seeds[k]` (`seeds.len() == V::N`); each cave gets
 /// exactly the cells [`fill_bernoulli`] gives it from `cave_rng(seeds[k])`, and `rngs[k]` is
 /// set to that stream as the fill leaves it (the cave's later draws continue it). The streams
-/// are seeded here, in lanes ([`lane_slots`]), not by the caller one cave at a time. `data` has the row layout of
-/// [`crate::kernel::batch::LaneGrid`] (`stride = wpr + 2`, guard rows). Returns the WALL count
+/// are seeded here, in lanes ([`lane_slots`]), not by the caller one cave at a time. `data`
+/// has the row layout of [`crate::kernel::batch::LaneGrid`] (`stride = wpr + 2`, guard rows). Returns the WALL count
 /// per lane.
 ///
 /// Slot generator `g` of every cave sits in lane `k` of `gens[g]`, so one vector step decides

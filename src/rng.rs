@@ -394,8 +394,8 @@ fn nonzero_lanes<V: Lane>(x: V) -> V {
 /// their seeds: slot generator `g`'s lane `k` is `slot_states(&mut cave_rng(seed(k)))[g]`, and
 /// the returned stream's lane `k` is `cave_rng(seed(k))` after those 32 draws (what the cave's
 /// later draws continue). The batched fill seeds its caves with this: done per cave, the 8
-/// SplitMix64 steps, 32 xoshiro steps and 32 finalizers were a tenth of the fill's time
-/// (`perf`, 90x140 in lanes), and in lanes they cost one vector step for all the caves.
+/// SplitMix64 steps, 32 xoshiro steps and 32 finalizers were 8% of the lane fill's samples
+/// (`perf`, 90x140), and in lanes they cost one vector step for all the caves.
 ///
 /// rand_xoshiro's `seed_from_u64` is SplitMix64 from `x = seed`: state word `j` is its output
 /// `j + 1`. Those four outputs are never all zero (the finalizer is a bijection and the four
