@@ -23,7 +23,92 @@ pub fn hsum3_parts<V: Lane>(before: V, centre: V, after: V) -> [V; 4] {
     let r = centre.shr(1) | after.shl(63);
     let x = l ^ r;
     let a = l & r;
-    [x ^ centre, a | (x & centre), x, a]
+    // The carry of l + centre + r: one `vpternlogq` as the majority, so a kernel that uses only
+    // (s0, s1) computes 2 logic ops here; without three-input logic, the form sharing x and a.
+    let s1 = if V::TERNLOG {
+        l.maj(r, centre)
+    } else {
+        a | (x & centre)
+    };
+    [x ^ centre, s1, x, a]
+}
+
+/// A full adder `(a ^ b ^ c, majority)`: 2 `vpternlogq` with three-input logic, else 5 ops
+/// (`a ^ b` shared by the sum and the carry).
+#[inline(always)]
+pub fn full_add<V: Lane>(a: V, b: V, c: V) -> (V, V) {
+    if V::TERNLOG {
+        (a ^ b ^ c, a.maj(b, c))
+    } else {
+        let x = a ^ b;
+        (x ^ c, (a & b) | (x & c))
+    }
+}
+
+/// Whether `pattern` (bit `u` = value at `u`, for `u` in 0..=3) is a threshold `u >= k`.
+const fn is_threshold(pattern: u16) -> bool {
+    matches!(pattern & 0xf, 0b0000 | 0b1000 | 0b1100 | 0b1110 | 0b1111)
+}
+
+/// `u >= k` for the threshold `pattern` ([`is_threshold`]) where `u = a + b + c` of three
+/// bits: 0, AND3, majority, OR3 or 1 (one `vpternlogq` each with AVX-512).
+#[inline(always)]
+fn u_at_least<V: Lane>(pattern: u16, a: V, b: V, c: V) -> V {
+    match pattern & 0xf {
+        0b0000 => V::ZERO,
+        0b1000 => a & b & c,
+        0b1100 => a.maj(b, c),
+        0b1110 => a | b | c,
+        _ => V::ONES,
+    }
+}
+
+/// A 10-entry table over `s = a + b + c` (bit `s` = next state, as in [`eval_side`]) on three
+/// 2-bit row sums given as planes `(lo, hi)`.
+///
+/// Why not add first: split `s = u + 2 v` with `u = a.0 + b.0 + c.0` and `v = a.1 + b.1 + c.1`
+/// (0..=3 each). For each `v` the table is a function `g_v` of `u`, and for threshold rules
+/// (`s >= 5`: `g_0 = 0`, `g_1 = [u >= 3]`, `g_2 = [u >= 1]`, `g_3 = 1`) every `g_v` is a
+/// threshold of three bits, one op. With `v = t + 2 k1` (a full adder on the high planes):
+///
+/// ```text
+///   f = (k1 & (t | g_2)) | (t & g_1)     when g_0 = 0 and g_3 = 1
+/// ```
+///
+/// (k1 = 1: t | g_2 gives g_3 = 1 or g_2; k1 = 0: t & g_1 gives g_1 or g_0 = 0). For `s >= 5`
+/// that is t, k1, g_1, g_2 and 2 for f: 6 `vpternlogq` against the redundant form's 7
+/// ([`vsum3_redundant`] + [`eval_redundant`]); without three-input logic 5 + 2 + 2 + 4 = 13
+/// against 19. Other tables take the redundant form; all of it folds at compile time for a
+/// constant table.
+#[inline(always)]
+pub fn eval_rows<V: Lane>(table: u16, a: (V, V), b: (V, V), c: (V, V)) -> V {
+    let (g0, g1, g2, g3) = (table & 0xf, table >> 2 & 0xf, table >> 4 & 0xf, table >> 6 & 0xf);
+    if g0 == 0 && g3 == 0xf && is_threshold(g1) && is_threshold(g2) {
+        let (t, k1) = full_add(a.1, b.1, c.1);
+        let u1 = u_at_least(g1, a.0, b.0, c.0);
+        let u2 = u_at_least(g2, a.0, b.0, c.0);
+        return (k1 & (t | u2)) | (t & u1);
+    }
+    eval_redundant(table, &vsum3_redundant(a, b, c))
+}
+
+/// [`apply_count8`] on three row sums ([`eval_rows`]).
+#[inline(always)]
+pub fn apply_count8_rows<V: Lane>(table: u16, a: (V, V), b: (V, V), c: (V, V)) -> V {
+    eval_rows((table & 0x1ff) | ((table >> 8 & 1) << 9), a, b, c)
+}
+
+/// [`apply_table`] on three row sums ([`eval_rows`]).
+#[inline(always)]
+pub fn apply_table_rows<V: Lane>(t: SumTable, centre: V, a: (V, V), b: (V, V), c: (V, V)) -> V {
+    if t.floor == t.wall {
+        return eval_rows(t.floor, a, b, c);
+    }
+    mux(
+        centre,
+        eval_rows(t.floor, a, b, c),
+        eval_rows(t.wall, a, b, c),
+    )
 }
 
 /// Add three 2-bit numbers (0..3 each) into a 4-bit sum (0..9) `[p0, p1, p2, p3]`. 14 ops.
@@ -283,6 +368,40 @@ mod tests {
                     "table {table:#x} planes {bits:04b}"
                 );
             }
+        }
+    }
+
+    /// [`eval_rows`] for every table and every triple of 2-bit row sums, on the plain word and
+    /// on each SIMD path's vectors, whose forms differ (`Lane::TERNLOG`).
+    #[test]
+    fn row_eval_matches_integer_sums_for_every_table() {
+        fn check<V: Lane>() {
+            let (a, b, c) = all_triples();
+            let lift = |p: (u64, u64)| (V::splat(p.0), V::splat(p.1));
+            let (a, b, c) = (lift(a), lift(b), lift(c));
+            for table in 0u16..1024 {
+                let got = eval_rows(table, a, b, c);
+                for k in 0..V::N {
+                    for i in 0..64u32 {
+                        let s = i % 4 + (i / 4) % 4 + (i / 16) % 4;
+                        let want = (table >> s & 1) as u64;
+                        assert_eq!(got.get(k) >> i & 1, want, "table {table:#x} sum {s}");
+                    }
+                }
+            }
+        }
+        struct T;
+        impl crate::simd::Task for T {
+            type Output = ();
+            #[inline(always)]
+            fn run<I: crate::simd::Isa>(self) {
+                check::<I::Lanes>();
+                check::<I::Row>();
+            }
+        }
+        check::<u64>();
+        for simd in crate::simd::Simd::available() {
+            simd.run(T);
         }
     }
 

@@ -8,11 +8,14 @@
 //! ```text
 //!   hsum3_parts of the row below  10 ops  (computed once per row, reused by 3 output rows:
 //!                                           the kernel walks down a column strip keeping
-//!                                           the rows' sums in registers)
-//!   vsum3_redundant of three      4 ops  -> two full adders: planes r0, t, k0, k1 with
-//!     row sums                              sum9 (or count8, when the rule ignores the centre,
-//!                                           e.g. B5678/S5678) = r0 + 2 (t + k0) + 4 k1
-//!   rule on the planes            3-7 ops (count8 >= 5: k1 ? r0|t|k0 : r0&t&k0 = 3)
+//!                                           the rows' sums in registers; with VBMI2 the
+//!                                           cross-word shifts are 2 `vpshldq`, with
+//!                                           `vpternlogq` the sums 2-4 ops)
+//!   rule on the three row sums    6-10 ops (eval_rows: s = u + 2 v, a full adder for v and
+//!                                           one threshold of three bits per u-slice; for
+//!                                           count8 >= 5 that is 6 `vpternlogq`, or 13 ops
+//!                                           without; other tables add the sums into
+//!                                           redundant planes first, vsum3_redundant)
 //!   mask of the row's last vector  1 op
 //!   solid border                   1 op  (OR of the edge bits, whole vector on rows 0, rows-1)
 //!   wall count                     2 ops (per-word popcount, added per lane)
@@ -33,8 +36,7 @@
 //! is interleaved on the way in.
 
 use super::lanes::{
-    Lane, SumTable, apply_count8_redundant, apply_table, apply_table_redundant, hsum3_parts, vsum3,
-    vsum3_redundant,
+    Lane, SumTable, apply_count8_rows, apply_table, apply_table_rows, hsum3_parts, vsum3,
 };
 use crate::grid::Grid;
 
@@ -46,38 +48,19 @@ pub trait RuleEval: Copy {
     /// the 8 neighbours and saves the centre mux (4-6 ops per vector for B5678/S5678).
     fn centre_free(&self) -> Option<u16>;
 
-    /// Next state from one row's [`hsum3_parts`] above, here and below: the three row sums
-    /// added into redundant planes ([`vsum3_redundant`], 4 ops) and the rule evaluated on them
-    /// ([`apply_table_redundant`]; 3 ops for a constant threshold rule).
+    /// Next state from one row's [`hsum3_parts`] above, here and below: the three 2-bit row
+    /// sums go straight into the rule ([`apply_table_rows`]: 6 `vpternlogq` for a threshold
+    /// such as `count8 >= 5`, see [`eval_rows`](super::lanes::eval_rows)).
     #[inline(always)]
     fn next<V: Lane>(&self, above: &[V; 4], here: &[V; 4], below: &[V; 4], centre: V) -> V {
         let t = self.table();
+        let (a, c) = ((above[0], above[1]), (below[0], below[1]));
         match self.centre_free() {
             // In sum9 terms the rule still ignores the centre: use the 3x3 sum directly.
-            _ if t.floor == t.wall => {
-                let r = vsum3_redundant(
-                    (above[0], above[1]),
-                    (here[0], here[1]),
-                    (below[0], below[1]),
-                );
-                apply_table_redundant(t, centre, &r)
-            }
-            Some(mask) => {
-                let r = vsum3_redundant(
-                    (above[0], above[1]),
-                    (here[2], here[3]),
-                    (below[0], below[1]),
-                );
-                apply_count8_redundant(mask, &r)
-            }
-            None => {
-                let r = vsum3_redundant(
-                    (above[0], above[1]),
-                    (here[0], here[1]),
-                    (below[0], below[1]),
-                );
-                apply_table_redundant(t, centre, &r)
-            }
+            _ if t.floor == t.wall => apply_table_rows(t, centre, a, (here[0], here[1]), c),
+            // The centre row's sum without the centre: left + right.
+            Some(mask) => apply_count8_rows(mask, a, (here[2], here[3]), c),
+            None => apply_table_rows(t, centre, a, (here[0], here[1]), c),
         }
     }
 }

@@ -43,6 +43,10 @@ pub unsafe trait Lane:
 {
     /// Number of 64-bit words.
     const N: usize;
+    /// Whether any function of three vectors is one instruction (`vpternlogq`, the AVX-512
+    /// `W8`): the kernels then prefer forms such as [`Lane::maj`] that need it, and otherwise
+    /// forms that share intermediate results.
+    const TERNLOG: bool = false;
     const ZERO: Self;
     const ONES: Self;
     /// Every word `x`.
@@ -429,6 +433,8 @@ mod x86 {
             // 16/32/64, every bit pattern valid.
             unsafe impl Lane for $name {
                 const N: usize = $n;
+                // Only the `__m512i` vector has eight words, and it lives in AVX-512 clones.
+                const TERNLOG: bool = $n == 8;
                 const ZERO: $name = $name(unsafe { std::mem::transmute::<[u64; $n], $t>([0; $n]) });
                 const ONES: $name = $name(unsafe { std::mem::transmute::<[u64; $n], $t>([!0; $n]) });
                 #[inline(always)]
