@@ -82,7 +82,12 @@ fn u_at_least<V: Lane>(pattern: u16, a: V, b: V, c: V) -> V {
 /// constant table.
 #[inline(always)]
 pub fn eval_rows<V: Lane>(table: u16, a: (V, V), b: (V, V), c: (V, V)) -> V {
-    let (g0, g1, g2, g3) = (table & 0xf, table >> 2 & 0xf, table >> 4 & 0xf, table >> 6 & 0xf);
+    let (g0, g1, g2, g3) = (
+        table & 0xf,
+        table >> 2 & 0xf,
+        table >> 4 & 0xf,
+        table >> 6 & 0xf,
+    );
     if g0 == 0 && g3 == 0xf && is_threshold(g1) && is_threshold(g2) {
         let (t, k1) = full_add(a.1, b.1, c.1);
         let u1 = u_at_least(g1, a.0, b.0, c.0);
