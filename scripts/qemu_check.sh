@@ -5,7 +5,7 @@
 #   - that each run picks the path its CPU should get (`run --json` reports it), and
 #   - byte-identical sweep output (summary.csv, trajectory.csv, seeds.csv, components.csv,
 #     manifest.json) for every preset and for the numpy replay.
-# Called by .ci/run after the tests (which build target/release/cavesweep). Installs Debian's
+# Called by .ci/run after the tests (which build target/ci/cavesweep). Installs Debian's
 # qemu-user if qemu-x86_64 is missing. Takes about a minute on 2 cores.
 #
 # Usage: scripts/qemu_check.sh [BINARY]   (default: target/release/cavesweep)

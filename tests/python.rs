@@ -1,6 +1,6 @@
 //! The Python package (`python/`), end to end: builds it with `pip install ./python` into a
 //! virtual environment under `target/` and runs its pytest suite (python/tests) against the
-//! `cavesweep` binary cargo just built, so `cargo test --release --all-targets` covers Python.
+//! `cavesweep` binary cargo just built, so `cargo test --profile ci --all-targets` covers Python.
 //!
 //! - The venv is `target/python-venv`, made with the first `python3` on PATH (or
 //!   `$CAVESWEEP_PYTHON`) and filled from python/requirements-test.txt (maturin, numpy, pandas,
