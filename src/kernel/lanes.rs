@@ -21,16 +21,10 @@ pub fn mux<V: Lane>(sel: V, a: V, b: V) -> V {
 pub fn hsum3_parts<V: Lane>(before: V, centre: V, after: V) -> [V; 4] {
     let l = centre.shl(1) | before.shr(63);
     let r = centre.shr(1) | after.shl(63);
-    let x = l ^ r;
-    let a = l & r;
-    // The carry of l + centre + r: one `vpternlogq` as the majority, so a kernel that uses only
-    // (s0, s1) computes 2 logic ops here; without three-input logic, the form sharing x and a.
-    let s1 = if V::TERNLOG {
-        l.maj(r, centre)
-    } else {
-        a | (x & centre)
-    };
-    [x ^ centre, s1, x, a]
+    // l + centre + r as a full adder: 2 `vpternlogq` when a kernel uses only (s0, s1); without
+    // three-input logic its `l ^ r` and `l & r` are the x and a returned (shared by LLVM).
+    let (s0, s1) = full_add(l, r, centre);
+    [s0, s1, l ^ r, l & r]
 }
 
 /// A full adder `(a ^ b ^ c, majority)`: 2 `vpternlogq` with three-input logic, else 5 ops
@@ -137,8 +131,8 @@ pub fn vsum3<V: Lane>(a: (V, V), b: (V, V), c: (V, V)) -> [V; 4] {
 }
 
 /// Add three 2-bit numbers (0..3 each) into the *redundant* form `[r0, t, k0, k1]`, whose value
-/// is `r0 + 2 (t + k0) + 4 k1` (0..9). 4 ops, two full adders (XOR3 + majority each; one
-/// `vpternlogq` apiece with AVX-512), against [`vsum3`]'s 14 for the binary sum: the rule is
+/// is `r0 + 2 (t + k0) + 4 k1` (0..9). Two [`full_add`]s: 4 `vpternlogq` with AVX-512 (10 ops
+/// without), against [`vsum3`]'s 14 for the binary sum: the rule is
 /// then evaluated on these four planes directly ([`eval_redundant`]), so the carries `t + k0`
 /// are never added up.
 ///
@@ -148,12 +142,9 @@ pub fn vsum3<V: Lane>(a: (V, V), b: (V, V), c: (V, V)) -> [V; 4] {
 /// ```
 #[inline(always)]
 pub fn vsum3_redundant<V: Lane>(a: (V, V), b: (V, V), c: (V, V)) -> [V; 4] {
-    [
-        a.0 ^ b.0 ^ c.0,
-        a.1 ^ b.1 ^ c.1,
-        a.0.maj(b.0, c.0),
-        a.1.maj(b.1, c.1),
-    ]
+    let (r0, k0) = full_add(a.0, b.0, c.0);
+    let (t, k1) = full_add(a.1, b.1, c.1);
+    [r0, t, k0, k1]
 }
 
 /// A symmetric function of two planes given by its value at `t + k0` = 0, 1, 2 (bits 0, 1, 2

@@ -11,7 +11,7 @@
 //!                                           the rows' sums in registers; with VBMI2 the
 //!                                           cross-word shifts are 2 `vpshldq`, with
 //!                                           `vpternlogq` the sums 2-4 ops)
-//!   rule on the three row sums    6-10 ops (eval_rows: s = u + 2 v, a full adder for v and
+//!   rule on the three row sums    6-13 ops (eval_rows: s = u + 2 v, a full adder for v and
 //!                                           one threshold of three bits per u-slice; for
 //!                                           count8 >= 5 that is 6 `vpternlogq`, or 13 ops
 //!                                           without; other tables add the sums into
@@ -56,11 +56,10 @@ pub trait RuleEval: Copy {
         let t = self.table();
         let (a, c) = ((above[0], above[1]), (below[0], below[1]));
         match self.centre_free() {
-            // In sum9 terms the rule still ignores the centre: use the 3x3 sum directly.
-            _ if t.floor == t.wall => apply_table_rows(t, centre, a, (here[0], here[1]), c),
-            // The centre row's sum without the centre: left + right.
-            Some(mask) => apply_count8_rows(mask, a, (here[2], here[3]), c),
-            None => apply_table_rows(t, centre, a, (here[0], here[1]), c),
+            // The centre row's sum without the centre (left + right), unless the rule ignores
+            // the centre in sum9 terms too: then the 3x3 sum below needs no centre mux.
+            Some(mask) if t.floor != t.wall => apply_count8_rows(mask, a, (here[2], here[3]), c),
+            _ => apply_table_rows(t, centre, a, (here[0], here[1]), c),
         }
     }
 }
