@@ -31,7 +31,7 @@ fn bench(c: &mut Criterion) {
     group.bench_function("generate_only", |b| {
         b.iter(|| {
             let _ = g.generate(SEEDS, |cave| {
-                black_box(cave.grid);
+                black_box(&cave.trajectory);
                 ControlFlow::Continue(())
             });
         })

@@ -109,7 +109,7 @@ fn main() {
         let (a, b) = time(reps, 1, 2000, |_| {
             let _ = g
                 .generate(seed..seed + 2000, |c| {
-                    black_box(c.grid);
+                    black_box(c.grid());
                     ControlFlow::Continue(())
                 })
                 .unwrap();

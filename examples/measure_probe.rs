@@ -120,7 +120,7 @@ fn main() {
             // Generation alone (fill, steps, copy-out), n caves.
             let _ = gn
                 .generate(0..n as u64, |c| {
-                    black_box(c.grid);
+                    black_box(c.grid());
                     ControlFlow::Continue(())
                 })
                 .unwrap();

@@ -56,7 +56,7 @@ fn main() {
                 "generate" => {
                     let _ = gn
                         .generate(seed..seed + 1000, |c| {
-                            black_box(c.grid);
+                            black_box(c.grid());
                             std::ops::ControlFlow::Continue(())
                         })
                         .unwrap();
@@ -126,7 +126,7 @@ fn main() {
         let (gmin, gmed) = time(15, 1, |_| {
             let _ = gn
                 .generate(seed..seed + 2000, |c| {
-                    black_box(c.grid);
+                    black_box(c.grid());
                     std::ops::ControlFlow::Continue(())
                 })
                 .unwrap();

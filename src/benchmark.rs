@@ -242,7 +242,7 @@ pub fn stage_times(
         let mut v = Vec::with_capacity(64);
         let _ = g
             .generate(0..64, |c| {
-                v.push(c.grid.clone());
+                v.push(c.grid().clone());
                 std::ops::ControlFlow::Continue(())
             })
             .expect("fill");
@@ -258,7 +258,7 @@ pub fn stage_times(
             let from = base + i * CHUNK;
             let _ = g
                 .generate(from..from + CHUNK, |c| {
-                    std::hint::black_box(c.grid);
+                    std::hint::black_box(&c.trajectory);
                     std::ops::ControlFlow::Continue(())
                 })
                 .expect("fill");

@@ -177,13 +177,14 @@ fn check_rule(rule: &str, preset_name: &str) {
             let w = &want[cave.seed as usize];
             let traj: Vec<f64> = w.walls.iter().map(|&n| n as f64 / CELLS).collect();
             assert_eq!(cave.trajectory, &traj[..], "{rule} seed {}", cave.seed);
-            assert_eq!(grid_crc(cave.grid), w.crcs[4], "{rule} seed {}", cave.seed);
+            let seed = cave.seed;
+            assert_eq!(grid_crc(cave.grid()), w.crcs[4], "{rule} seed {seed}");
             let mut v = EMPTY_VALUES;
             cave.measure(&mut v);
             assert_eq!(v[Metric::FloorFraction.index()], w.floor_fraction);
-            assert_eq!(chapter_connected_fraction(cave.grid, spawn), w.connected);
+            assert_eq!(chapter_connected_fraction(cave.grid(), spawn), w.connected);
             // Where the spawn is FLOOR our connected_fraction is the chapter's.
-            if !cave.grid.get(spawn.0, spawn.1) {
+            if !cave.grid().get(spawn.0, spawn.1) {
                 assert_eq!(v[Metric::ConnectedFraction.index()], w.connected);
             }
             seen += 1;

@@ -64,12 +64,8 @@ fn compare(recipe: &Recipe, seeds: std::ops::Range<u64>, metrics: MetricSet) -> 
             let mut v = EMPTY_VALUES;
             cave.measure(&mut v);
             visited += 1;
-            result = check(
-                cave.seed,
-                ByteGrid::from_grid(cave.grid),
-                cave.trajectory,
-                &v,
-            );
+            let (seed, trajectory) = (cave.seed, cave.trajectory);
+            result = check(seed, ByteGrid::from_grid(cave.grid()), trajectory, &v);
             if result.is_ok() {
                 ControlFlow::Continue(())
             } else {
@@ -203,13 +199,13 @@ fn final_bridge_metrics_in_any_order_match_oracle() {
             let want: Vec<OracleCave> = seeds.clone().map(|s| cave(r, s, MetricSet::ALL)).collect();
             let mut g = Generator::with_simd(r, MetricSet::ALL, simd).unwrap();
             let flow = g.generate(seeds, |c| {
-                let w = &want[c.seed as usize];
-                assert_eq!(
-                    ByteGrid::from_grid(c.grid),
-                    w.grid,
-                    "{simd} seed {}",
-                    c.seed
-                );
+                let seed = c.seed;
+                let w = &want[seed as usize];
+                // The grid before the metrics on even seeds, after them on odd ones (a cave
+                // measured in its batch's lanes is copied out when first asked for).
+                if seed % 2 == 0 {
+                    assert_eq!(ByteGrid::from_grid(c.grid()), w.grid, "{simd} seed {seed}");
+                }
                 // Each metric first in turn, then the rest in order (forwards or backwards).
                 let mut order = Metric::ALL;
                 order.rotate_left(c.seed as usize % Metric::COUNT);
@@ -220,11 +216,13 @@ fn final_bridge_metrics_in_any_order_match_oracle() {
                     let (a, b) = (c.metric(m), w.values[m.index()]);
                     assert!(
                         a == b || a.is_nan() && b.is_nan(),
-                        "{simd} {} seed {} {m}: {a} vs oracle {b}\n{}",
+                        "{simd} {} seed {seed} {m}: {a} vs oracle {b}\n{}",
                         r.to_toml(),
-                        c.seed,
-                        c.grid
+                        c.grid()
                     );
+                }
+                if seed % 2 == 1 {
+                    assert_eq!(ByteGrid::from_grid(c.grid()), w.grid, "{simd} seed {seed}");
                 }
                 no_floor += (w.values[Metric::FloorFraction.index()] == 0.0) as u32;
                 four_split += (r.connectivity == Connectivity::Four

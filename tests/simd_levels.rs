@@ -33,7 +33,8 @@ fn generated(r: &Recipe, simd: Simd, seeds: std::ops::Range<u64>) -> Vec<Made> {
         .generate(seeds, |c| {
             let mut v = EMPTY_VALUES;
             c.measure(&mut v);
-            out.push((c.grid.clone(), c.trajectory.to_vec(), v));
+            // The grid after the metrics: measured in lanes, then copied out.
+            out.push((c.grid().clone(), c.trajectory.to_vec(), v));
             ControlFlow::Continue(())
         })
         .unwrap();

@@ -184,7 +184,8 @@ fn fill_many(
                         };
                         let mut i = 0;
                         let r = generator.generate(a..end, |cave| {
-                            put(i, cave.grid, cave.trajectory);
+                            let trajectory = cave.trajectory;
+                            put(i, cave.grid(), trajectory);
                             i += 1;
                             ControlFlow::Continue(())
                         });
@@ -368,7 +369,7 @@ fn _time_generate_only(
                     let a = b * BLOCK as u64;
                     let end = (a + BLOCK as u64).min(n);
                     g.generate(a..end, |cave| {
-                        std::hint::black_box(cave.grid);
+                        std::hint::black_box(cave.grid());
                         ControlFlow::Continue(())
                     })
                     .map(|_| ())

@@ -88,7 +88,7 @@ pub fn generation_rate(
             let hi = (lo + chunk).min(seeds.end);
             let _ = g
                 .generate(lo..hi, |cave| {
-                    black_box(cave.grid);
+                    black_box(&cave.trajectory);
                     ControlFlow::Continue(())
                 })
                 .expect("validated");

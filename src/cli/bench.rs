@@ -218,8 +218,9 @@ pub fn main(a: BenchArgs) -> Result<()> {
     writeln!(
         out,
         "stages, us per cave, 1 thread, SIMD path {simd} (medians of {} repeats; measure = as the \
-         pipeline measures, a lane batch at once where it can; measure/cave = one cave at a time, \
-         as range tails do; total = the whole pipeline timed on its own)",
+         pipeline measures, a lane batch at once where it can; copy-out = lanes to grids, none \
+         where the caves are measured in their lanes; measure/cave = one cave at a time, as range \
+         tails do; total = the whole pipeline timed on its own)",
         a.repeats
     )?;
     writeln!(

@@ -137,6 +137,11 @@ impl Batch {
         self.dense = true;
     }
 
+    /// Caves per batch (the lanes of the batch's clone).
+    pub fn lanes(&self) -> usize {
+        self.simd.lanes()
+    }
+
     /// Whether this batch was begun with [`Batch::begin_dense`].
     pub fn dense(&self) -> bool {
         self.dense

@@ -109,13 +109,42 @@ impl Memo {
 /// [`Measurer::lazy`]; see the module docs.
 pub struct Lazy<'a> {
     pub(super) m: &'a mut Measurer,
-    pub(super) g: &'a Grid,
+    pub(super) g: GridOf<'a>,
     pub(super) cfg: &'a MeasureConfig,
     /// Metrics that may still be asked for.
     pub(super) wanted: MetricSet,
     pub(super) memo: Memo,
     /// The batch buffer holding this cave in lane `k`, when it is measured in lanes.
     pub(super) batch: Option<InBatch<'a>>,
+}
+
+/// The grid a view measures: ready, or still only in its batch's lanes.
+pub(super) enum GridOf<'a> {
+    Ready(&'a Grid),
+    /// `grid` (shaped like the cave) holds the cave only once `copied`: until a stage or the
+    /// caller needs the grid itself, it stays in lane `k` of the view's batch, a batch of
+    /// `lanes` caves ([`Measurer::lazy_in_lanes`]).
+    InLane {
+        grid: &'a mut Grid,
+        copied: bool,
+        lanes: usize,
+    },
+}
+
+impl GridOf<'_> {
+    /// The grid, only for its shape: its cells may not have been copied out yet.
+    fn shape(&self) -> &Grid {
+        match self {
+            GridOf::Ready(g) => g,
+            GridOf::InLane { grid, .. } => grid,
+        }
+    }
+
+    /// The grid, which must be ready ([`Lazy::copy_out`]).
+    fn get(&self) -> &Grid {
+        debug_assert!(!matches!(self, GridOf::InLane { copied: false, .. }));
+        self.shape()
+    }
 }
 
 /// Where a cave sits in the batch [`Measurer::begin_batch`] began: its lanes are measured
@@ -173,7 +202,10 @@ impl Lazy<'_> {
     /// Tell the view the grid's WALL count (known from generation), so `wall_fraction` and
     /// `floor_fraction` cost nothing. `walls` must be the grid's count.
     pub fn with_walls(mut self, walls: u64) -> Self {
-        debug_assert_eq!(walls, self.g.count_walls());
+        // (A cave still in its lane is checked by the tests that copy it out.)
+        if let GridOf::Ready(g) = &self.g {
+            debug_assert_eq!(walls, g.count_walls());
+        }
         self.set_count(walls);
         self.memo.done |= Stage::Count.bit();
         self
@@ -189,8 +221,8 @@ impl Lazy<'_> {
     }
 
     fn set_count(&mut self, walls: u64) {
-        let cells = self.g.cells() as f64;
-        self.memo.floor = self.g.cells() as u64 - walls;
+        let cells = self.g.shape().cells() as f64;
+        self.memo.floor = self.g.shape().cells() as u64 - walls;
         self.set(Metric::WallFraction, walls as f64 / cells);
         self.set(Metric::FloorFraction, self.memo.floor as f64 / cells);
     }
@@ -198,6 +230,26 @@ impl Lazy<'_> {
     /// The measuring settings this view was made with.
     pub fn config(&self) -> &MeasureConfig {
         self.cfg
+    }
+
+    /// The cave's grid, copied out of its batch's lane first if it is still only there.
+    pub fn grid(&mut self) -> &Grid {
+        self.copy_out();
+        self.g.get()
+    }
+
+    /// Copy the cave out of its lane into its grid, unless it is there already.
+    fn copy_out(&mut self) {
+        if let GridOf::InLane {
+            grid,
+            copied: copied @ false,
+            lanes,
+        } = &mut self.g
+        {
+            let b = self.batch.as_mut().expect("a cave in a lane has its batch");
+            b.lanes.lane_to_grid(*lanes, b.k, grid);
+            *copied = true;
+        }
     }
 
     /// Has `stage` run?
@@ -250,9 +302,13 @@ impl Lazy<'_> {
         use Metric::*;
         let conn = self.cfg.connectivity;
         match stage {
-            Stage::Count => self.set_count(self.g.count_walls()),
+            Stage::Count => {
+                self.copy_out();
+                self.set_count(self.g.get().count_walls())
+            }
             Stage::Plane => {
-                self.m.flood.load(self.g);
+                self.copy_out();
+                self.m.flood.load(self.g.get());
                 let lay = self.m.flood.lay;
                 let (sy, sx) = self.cfg.spawn;
                 self.memo.lay = lay;
@@ -262,7 +318,7 @@ impl Lazy<'_> {
             }
             Stage::Spawn if self.memo.one_comp => {
                 self.run(Stage::Count);
-                let g = self.g;
+                let g = self.g.get();
                 let floor_at =
                     |g: &Grid, (y, x): (usize, usize)| y < g.rows() && x < g.cols() && !g.get(y, x);
                 self.memo.spawn_floor = floor_at(g, self.cfg.spawn);
@@ -352,7 +408,8 @@ impl Lazy<'_> {
                     let (f, c) = m.width.planes_mut();
                     m.batch
                         .width_planes(b.lanes, b.k, cfg.spawn, cfg.exit, conn, f, c);
-                    m.width.run_loaded(self.g.rows(), self.g.cols())
+                    m.width
+                        .run_loaded(self.g.shape().rows(), self.g.shape().cols())
                 };
                 self.set(MinWidth, w as f64);
             }

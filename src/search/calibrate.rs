@@ -68,7 +68,7 @@ pub fn calibrate(generator: &mut Generator, seeds: &Seeds, metrics: MetricSet) -
     for r in &runs {
         let _ = generator
             .generate(r.clone(), |cave| {
-                grids.push(cave.grid.clone());
+                grids.push(cave.grid().clone());
                 let mut v = crate::measure::EMPTY_VALUES;
                 cave.measure_set(metrics, &mut v);
                 sample.push(v);

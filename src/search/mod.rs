@@ -422,25 +422,26 @@ impl Found {
     /// best `k` whether it matches or not (an empty value ranks after every value), so it
     /// need not be measured at all. The chunk's best `k` are the same, hence the search's
     /// rows (the search's best `k` are among the chunks' best `k`).
-    fn shuts_out(&self, cfg: &MeasureConfig, grid: &Grid) -> bool {
+    ///
+    /// `certainly_empty(by)` says whether the ranking metric is [`certainly_empty`] on the
+    /// cave; it is asked only when the heap is full (it reads the grid, which may first have
+    /// to be copied out of the lanes the cave was made in).
+    fn shuts_out(&self, certainly_empty: impl FnOnce(Metric) -> bool) -> bool {
         match (&self.top, self.mode) {
-            (Some(t), Mode::Top { by, .. }) => {
-                t.shuts_out_empty() && certainly_empty(by, cfg, grid)
-            }
+            (Some(t), Mode::Top { by, .. }) => t.shuts_out_empty() && certainly_empty(by),
             _ => false,
         }
     }
 
-    /// A cave that matches: measure the output columns and keep it. True once the chunk holds
-    /// `--limit` matches.
-    fn add(
-        &mut self,
-        seed: u64,
-        grid: &Grid,
-        measure: impl FnOnce(MetricSet, &mut Values),
-    ) -> bool {
-        let mut values = crate::measure::EMPTY_VALUES;
-        measure(self.columns, &mut values);
+    /// Whether [`Found::add`] keeps the grids of matches (`--png-dir` without `--top`, whose
+    /// best caves are rendered at the end).
+    fn wants_grids(&self) -> bool {
+        self.grids.is_some() && self.top.is_none()
+    }
+
+    /// A cave that matches, measured on `self.columns` (`values`): keep it. `grid` is the
+    /// cave's grid when [`Found::wants_grids`]. True once the chunk holds `--limit` matches.
+    fn add(&mut self, seed: u64, values: Values, grid: Option<&Grid>) -> bool {
         let m = Match { seed, values };
         if let (Some(t), Mode::Top { by, order, .. }) = (&mut self.top, self.mode) {
             t.push(Ranked::new(m, by, order));
@@ -448,7 +449,7 @@ impl Found {
         }
         self.matches.push(m);
         if let Some(g) = &mut self.grids {
-            g.push((seed, grid.clone()));
+            g.push((seed, grid.expect("wants_grids").clone()));
         }
         self.matches.len() as u64 >= self.limit
     }
@@ -716,10 +717,10 @@ impl Search {
             let mut full = false;
             g.flush(&cfg, |seed, grid, view| {
                 if plan.matches(|m| view.get(m)) {
-                    full |= found.add(seed, grid, |set, out| {
-                        view.ensure(set);
-                        view.copy_into(set, out);
-                    });
+                    let mut values = crate::measure::EMPTY_VALUES;
+                    view.ensure(found.columns);
+                    view.copy_into(found.columns, &mut values);
+                    full |= found.add(seed, values, Some(grid));
                 }
             });
             full
@@ -733,7 +734,7 @@ impl Search {
                         return ControlFlow::Break(());
                     }
                     examined += 1;
-                    if found.shuts_out(&cfg, cave.grid) {
+                    if found.shuts_out(|by| certainly_empty(by, &cfg, cave.grid())) {
                         return ControlFlow::Continue(());
                     }
                     let matched = match &mut gather {
@@ -749,7 +750,8 @@ impl Search {
                                 }
                             });
                             if deeper {
-                                let full = g.push(cave.seed, cave.grid) && flush(g, &mut found);
+                                let seed = cave.seed;
+                                let full = g.push(seed, cave.grid()) && flush(g, &mut found);
                                 return if full {
                                     ControlFlow::Break(())
                                 } else {
@@ -760,9 +762,18 @@ impl Search {
                         }
                         None => plan.matches(|m| cave.metric(m)),
                     };
-                    if matched
-                        && found.add(cave.seed, cave.grid, |set, out| cave.measure_set(set, out))
-                    {
+                    let full = matched && {
+                        let mut values = crate::measure::EMPTY_VALUES;
+                        cave.measure_set(found.columns, &mut values);
+                        let seed = cave.seed;
+                        let grid = if found.wants_grids() {
+                            Some(cave.grid())
+                        } else {
+                            None
+                        };
+                        found.add(seed, values, grid)
+                    };
+                    if full {
                         // This chunk alone holds N matches: nothing after them is needed.
                         ControlFlow::Break(())
                     } else {
