@@ -27,7 +27,19 @@ fn same_values(a: &Values, b: &Values) -> bool {
 
 /// Caves `seeds` through `generate` (batched), measured with every metric.
 fn generated(r: &Recipe, simd: Simd, seeds: std::ops::Range<u64>) -> Vec<Made> {
+    generated_with(r, simd, seeds, false)
+}
+
+/// [`generated`], with the generator told whether every grid is read (each lane batch copied
+/// out at once) or not (each cave copied out of its lane when asked).
+fn generated_with(
+    r: &Recipe,
+    simd: Simd,
+    seeds: std::ops::Range<u64>,
+    every_grid: bool,
+) -> Vec<Made> {
     let mut g = Generator::with_simd(r, MetricSet::ALL, simd).unwrap();
+    g.set_grids_read(every_grid);
     let mut out = vec![];
     let flow = g
         .generate(seeds, |c| {
@@ -52,6 +64,13 @@ fn every_path_makes_the_same_caves_as_the_scalar_path() {
         let want = generated(&r, Simd::SCALAR, 1000..1013);
         for &simd in &paths {
             let got = generated(&r, simd, 1000..1013);
+            let eager = generated_with(&r, simd, 1000..1013, true);
+            for (a, b) in got.iter().zip(&eager) {
+                assert!(
+                    a.0 == b.0 && a.1 == b.1 && same_values(&a.2, &b.2),
+                    "{name} {simd}"
+                );
+            }
             for (k, (a, b)) in got.iter().zip(&want).enumerate() {
                 assert_eq!(a.0, b.0, "{name} {simd} seed {}", 1000 + k);
                 assert_eq!(a.1, b.1, "{name} {simd} seed {} trajectory", 1000 + k);

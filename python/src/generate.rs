@@ -153,7 +153,12 @@ fn fill_many(
         .zip(traj.par_chunks_mut(tl * BLOCK))
         .enumerate()
         .for_each_init(
-            || Generator::new(recipe, MetricSet::EMPTY).expect("validated recipe"),
+            || {
+                let mut g = Generator::new(recipe, MetricSet::EMPTY).expect("validated recipe");
+                // Every cave's grid goes into the array: copy each lane batch out at once.
+                g.set_grids_read(true);
+                g
+            },
             |generator, (b, (out, traj))| {
                 if stop.load(Ordering::Relaxed) {
                     return;
@@ -364,7 +369,11 @@ fn _time_generate_only(
         let t = std::time::Instant::now();
         pool.install(|| {
             (0..blocks).into_par_iter().try_for_each_init(
-                || Generator::new(&r, MetricSet::EMPTY).expect("validated recipe"),
+                || {
+                    let mut g = Generator::new(&r, MetricSet::EMPTY).expect("validated recipe");
+                    g.set_grids_read(true);
+                    g
+                },
                 |g, b| {
                     let a = b * BLOCK as u64;
                     let end = (a + BLOCK as u64).min(n);
