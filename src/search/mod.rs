@@ -865,8 +865,18 @@ impl Search {
                 stop,
                 jobs,
                 || {
-                    let generator =
+                    let mut generator =
                         Generator::new(&self.spec.recipe, self.columns).expect("recipe validated");
+                    // Without gathering, caves are measured where their batch made them, and
+                    // `min_width`, `path_length` and `reach_depth` load each cave's own planes
+                    // from its grid: copy every batch out at once rather than cave by cave
+                    // (measured: 8% more CPU time for `min_width>=2 && components<=2`).
+                    generator.set_grids_read(
+                        !self.gather
+                            && self.columns.iter().any(|m| {
+                                matches!(m.stage(), Stage::Width | Stage::Path | Stage::Depth)
+                            }),
+                    );
                     let r = &self.spec.recipe;
                     Worker {
                         gather: gather::Gather::new(generator.simd(), r.rows, r.cols),
