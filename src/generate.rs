@@ -103,8 +103,8 @@ pub struct Generator {
     /// With `measure_in`: whether the slots' grids hold the batch (else they are stale, and
     /// [`Generated::grid`] copies a cave out when asked).
     copied: bool,
-    /// [`Generator::set_grids_read`].
-    every_grid: bool,
+    /// [`Generator::set_grids_read`]; `None`: the metrics decide.
+    every_grid: Option<bool>,
     values: Values,
     /// Stage times, when recording ([`Generator::set_timing`]).
     timing: Option<StageTimes>,
@@ -137,7 +137,7 @@ impl Generator {
             rngs: Vec::new(),
             measure_in: None,
             copied: true,
-            every_grid: false,
+            every_grid: None,
             values: [f64::NAN; crate::measure::Metric::COUNT],
             timing: None,
         };
@@ -365,15 +365,17 @@ impl Generator {
         Ok(())
     }
 
-    /// Tell the generator whether its caller reads the grid of every cave it generates (an
-    /// array of grids), or only some (the default: a sweep reads none, a search a few). With
-    /// `every`, each lane batch is copied out to the grids at once
+    /// Tell the generator whether the grid of every cave it generates will be read (an array
+    /// of grids, metrics that load a cave's own planes), or only some (a sweep of the count,
+    /// boundary and component metrics reads none, a search a few). With `every`, each lane
+    /// batch is copied out to the grids at once
     /// ([`crate::kernel::batch::LaneGrid::lanes_to_grids`], 0.2 us per 90x140 cave); without,
     /// [`Generated::grid`] copies a cave out of its lane when first asked for, which costs
     /// more per cave (one cave's words gathered across the lanes) but nothing for the caves
-    /// never asked. The caves are the same either way.
+    /// never asked. Until this is called, the generator's metrics decide
+    /// ([`MetricSet::loads_planes`]). The caves are the same either way.
     pub fn set_grids_read(&mut self, every: bool) {
-        self.every_grid = every;
+        self.every_grid = Some(every);
     }
 
     /// Start (or stop) recording how long each stage of [`Generator::generate`] takes
@@ -533,7 +535,10 @@ impl Generator {
             if n == 0 {
                 return Ok(ControlFlow::Continue(()));
             }
-            self.make(&batch[..n], &ths[..n], self.every_grid)?;
+            let every = self
+                .every_grid
+                .unwrap_or_else(|| self.cfg.metrics.loads_planes());
+            self.make(&batch[..n], &ths[..n], every)?;
             if self.measure_in.is_some() {
                 let (rows, cols) = (self.recipe.rows, self.recipe.cols);
                 self.measurer.begin_batch(self.simd, rows, cols);
@@ -768,6 +773,8 @@ mod tests {
             r.set_kv("exit=3,3").unwrap();
             let mut eager = Generator::new(&r, MetricSet::ALL).unwrap();
             let mut lazy = Generator::new(&r, MetricSet::ALL).unwrap();
+            // Grids copied out of the lanes one by one, when asked (after the fractions).
+            lazy.set_grids_read(false);
             let mut n = 0;
             let _ = lazy
                 .generate(100..140, |cave| {

@@ -162,6 +162,12 @@ impl MetricSet {
     pub fn is_empty(self) -> bool {
         self.0 == 0
     }
+    /// Whether measuring the set loads each cave's own planes from its grid (`min_width`,
+    /// `path_length`, `reach_depth`), even for a cave measured in its batch's lanes.
+    pub fn loads_planes(self) -> bool {
+        self.iter()
+            .any(|m| matches!(m.stage(), Stage::Width | Stage::Path | Stage::Depth))
+    }
     /// The metrics in the set, in column order.
     pub fn iter(self) -> impl Iterator<Item = Metric> {
         Metric::ALL.into_iter().filter(move |&m| self.contains(m))

@@ -869,14 +869,12 @@ impl Search {
                         Generator::new(&self.spec.recipe, self.columns).expect("recipe validated");
                     // Without gathering, caves are measured where their batch made them, and
                     // `min_width`, `path_length` and `reach_depth` load each cave's own planes
-                    // from its grid: copy every batch out at once rather than cave by cave
-                    // (measured: 8% more CPU time for `min_width>=2 && components<=2`).
-                    generator.set_grids_read(
-                        !self.gather
-                            && self.columns.iter().any(|m| {
-                                matches!(m.stage(), Stage::Width | Stage::Path | Stage::Depth)
-                            }),
-                    );
+                    // from its grid: the generator copies every batch out at once (measured:
+                    // cave by cave cost 8% more CPU on `min_width>=2 && components<=2`).
+                    // Gathering reads the grids of the few survivors only.
+                    if self.gather {
+                        generator.set_grids_read(false);
+                    }
                     let r = &self.spec.recipe;
                     Worker {
                         gather: gather::Gather::new(generator.simd(), r.rows, r.cols),
