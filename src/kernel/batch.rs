@@ -61,10 +61,10 @@ impl LaneBuf {
 }
 
 impl LaneBuf {
-    /// Copy cave `k` of the `rows x cols` batch of `lanes` caves this buffer holds (as
-    /// [`LaneGrid::lane_to_grid`] on the view of the clone that made it, whose vectors have
-    /// `lanes` lanes) into `g`, which gives the shape. For one cave wanted out of a batch
-    /// (~270 scalar loads for 90x140); [`LaneGrid::lanes_to_grids`] copies a whole batch.
+    /// Copy cave `k` of the batch this buffer holds into `g`, which gives the batch's shape;
+    /// `lanes` is the lane count of the clone whose view ([`LaneBuf::view`]) made it. For one
+    /// cave wanted out of a batch (~270 scalar loads for 90x140), on any clone without
+    /// dispatch; [`LaneGrid::lanes_to_grids`] copies a whole batch.
     pub fn lane_to_grid(&self, lanes: usize, k: usize, g: &mut Grid) {
         let (rows, cols) = (g.rows(), g.cols());
         let stride = cols.div_ceil(64) + 2;
@@ -149,18 +149,6 @@ impl<'a, V: Lane> LaneGrid<'a, V> {
             0 => !0,
             r => (1u64 << r) - 1,
         })
-    }
-
-    /// Copy cave `k` into `g` (shaped like this batch).
-    #[inline(always)]
-    pub fn lane_to_grid(&self, k: usize, g: &mut Grid) {
-        assert_eq!((g.rows(), g.cols()), (self.rows, self.cols));
-        for y in 0..self.rows {
-            let o = self.off(y as isize);
-            for (w, dst) in g.row_mut(y).iter_mut().enumerate() {
-                *dst = self.data[o + w].get(k);
-            }
-        }
     }
 
     /// Copy caves `0..grids.len()` out, cave `k` into `grids[k]` (all shaped like this batch).

@@ -96,6 +96,8 @@ impl Task for LanesTask<'_> {
     fn run<I: Isa>(self) -> Self::Output {
         let (rows, cols) = (self.grids[0].rows(), self.grids[0].cols());
         let mut bufs = [batch::LaneBuf::default(), batch::LaneBuf::default()];
+        // The buffer holding the batch after the steps.
+        let cur = self.pass.repeat as usize % 2;
         let [ba, bb] = &mut bufs;
         let mut a = ba.view::<I::Lanes>(rows, cols);
         let mut b = bb.view::<I::Lanes>(rows, cols);
@@ -117,13 +119,21 @@ impl Task for LanesTask<'_> {
                 v.push(c.get(k));
             }
         }
+        let _ = (a, b);
+        // One cave at a time, as a lazily copied cave is.
         let out: Vec<Grid> = (0..n)
             .map(|k| {
                 let mut g = Grid::new(rows, cols).unwrap();
-                a.lane_to_grid(k, &mut g);
+                bufs[cur].lane_to_grid(n, k, &mut g);
                 g
             })
             .collect();
+        let [ba, bb] = &mut bufs;
+        let (a, b) = (
+            ba.view::<I::Lanes>(rows, cols),
+            bb.view::<I::Lanes>(rows, cols),
+        );
+        let (a, b) = if cur == 0 { (a, b) } else { (b, a) };
         // The bulk copy-out the generator uses, for every count of caves (partial batches),
         // twice into the same grids (the second copy must overwrite the first's cells).
         for m in 1..=n {

@@ -605,17 +605,10 @@ impl Task for Rest<'_> {
         );
         let (f, s) = (fg.raw_mut(), sg.raw_mut());
         let lanes = <I::Lanes as Lane>::N;
-        assert!(k < lanes && s.len() == f.len());
-        // SAFETY: as in `Extract`: the vectors are plain `[u64; N]`, `len * N` words. Lane `k`
-        // is read word by word: `(f[p] & !s[p]).get(k)` computed whole vectors and read one
-        // lane back through the stack, a store-forwarding stall per word (6% of a
-        // chapter-strict sweep's time in `perf`).
-        let (fw, sw) = unsafe {
-            (
-                std::slice::from_raw_parts(f.as_ptr() as *const u64, f.len() * lanes),
-                std::slice::from_raw_parts(s.as_ptr() as *const u64, s.len() * lanes),
-            )
-        };
+        assert!(k < lanes);
+        // Lane `k` is read word by word: `(f[p] & !s[p]).get(k)` computed whole vectors and
+        // read one lane back through the stack, a store-forwarding stall per word.
+        let (fw, sw) = (words(f), words(s));
         let lay = b.rest.load_empty(rows, cols);
         let mut n = 0;
         for y in 0..rows {
@@ -629,6 +622,13 @@ impl Task for Rest<'_> {
         }
         b.rest.set_floor(n);
     }
+}
+
+/// The words of the vectors `v`: vector `i`'s lane `k` is word `i * N + k`.
+fn words<V: Lane>(v: &[V]) -> &[u64] {
+    // SAFETY: `Lane` implementors are plain `[u64; N]` layouts (what `LaneBuf::view` relies
+    // on too), so `v` is `v.len() * N` initialised words, aligned for `u64`.
+    unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u64, v.len() * V::N) }
 }
 
 /// Copy lane `k`'s `F` and `S` planes out as compact per-cave planes (see
@@ -657,15 +657,8 @@ impl Task for Extract<'_> {
         c.clear();
         let n = <I::Lanes as Lane>::N;
         assert!(k < n);
-        // SAFETY: `Lane` implementors are plain `[u64; N]` layouts (what `LaneBuf::view`
-        // relies on too), so the vectors are `len * N` words. Plain loads: `Lane::get` on a
-        // vector may be compiled out of line.
-        let (fw, sw) = unsafe {
-            (
-                std::slice::from_raw_parts(fl.as_ptr() as *const u64, fl.len() * n),
-                std::slice::from_raw_parts(sl.as_ptr() as *const u64, sl.len() * n),
-            )
-        };
+        // Plain loads: `Lane::get` on a vector may be compiled out of line.
+        let (fw, sw) = (words(fl), words(sl));
         for i in 0..fl.len() {
             f.push(fw[i * n + k]);
             c.push(sw[i * n + k]);

@@ -122,12 +122,11 @@ pub struct Lazy<'a> {
 pub(super) enum GridOf<'a> {
     Ready(&'a Grid),
     /// `grid` (shaped like the cave) holds the cave only once `copied`: until a stage or the
-    /// caller needs the grid itself, it stays in lane `k` of the view's batch, a batch of
-    /// `lanes` caves ([`Measurer::lazy_in_lanes`]).
+    /// caller needs the grid itself, it stays in lane `k` of the view's batch
+    /// ([`Measurer::lazy_in_lanes`]).
     InLane {
         grid: &'a mut Grid,
         copied: bool,
-        lanes: usize,
     },
 }
 
@@ -243,11 +242,10 @@ impl Lazy<'_> {
         if let GridOf::InLane {
             grid,
             copied: copied @ false,
-            lanes,
         } = &mut self.g
         {
             let b = self.batch.as_mut().expect("a cave in a lane has its batch");
-            b.lanes.lane_to_grid(*lanes, b.k, grid);
+            b.lanes.lane_to_grid(self.m.batch.lanes(), b.k, grid);
             *copied = true;
         }
     }

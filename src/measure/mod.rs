@@ -372,14 +372,12 @@ impl Measurer {
         lanes: &'a mut crate::kernel::batch::LaneBuf,
         k: usize,
     ) -> Lazy<'a> {
-        let n = self.batch.lanes();
-        debug_assert!(k < n);
+        debug_assert!(k < self.batch.lanes());
         Lazy {
             m: self,
             g: lazy::GridOf::InLane {
                 grid,
                 copied: false,
-                lanes: n,
             },
             cfg,
             wanted: cfg.metrics,
