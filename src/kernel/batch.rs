@@ -37,7 +37,18 @@ impl LaneBuf {
     pub fn view<V: Lane>(&mut self, rows: usize, cols: usize) -> LaneGrid<'_, V> {
         let wpr = cols.div_ceil(64);
         let stride = wpr + 2;
-        let len = (rows + 2) * stride;
+        let data = self.vectors::<V>((rows + 2) * stride);
+        LaneGrid {
+            rows,
+            cols,
+            wpr,
+            stride,
+            data,
+        }
+    }
+
+    /// The first `len` vectors of the buffer, growing it if needed (scratch for a kernel).
+    pub fn vectors<V: Lane>(&mut self, len: usize) -> &mut [V] {
         let need = (len * V::N).div_ceil(8);
         if self.data.len() < need {
             self.data.resize(need, Block::default());
@@ -49,14 +60,7 @@ impl LaneBuf {
         // SAFETY: `Lane` is an unsafe trait whose implementors are plain `[u64; N]` layouts
         // (size 8 N, alignment at most 64, every bit pattern valid), so `need` blocks hold at
         // least `len` V values, suitably aligned.
-        let data = unsafe { std::slice::from_raw_parts_mut(self.data.as_mut_ptr() as *mut V, len) };
-        LaneGrid {
-            rows,
-            cols,
-            wpr,
-            stride,
-            data,
-        }
+        unsafe { std::slice::from_raw_parts_mut(self.data.as_mut_ptr() as *mut V, len) }
     }
 }
 
@@ -142,6 +146,12 @@ impl<'a, V: Lane> LaneGrid<'a, V> {
         ((y + 1) as usize) * self.stride + 1
     }
 
+    /// Index in [`LaneGrid::raw_mut`] of word 0 of row `y` (`-1` and `rows`: the guard rows).
+    #[inline(always)]
+    pub fn row_offset(&self, y: isize) -> usize {
+        self.off(y)
+    }
+
     /// Mask of the valid bits of a row's last word, in every lane.
     #[inline(always)]
     fn last_mask(&self) -> V {
@@ -197,6 +207,30 @@ impl<'a, V: Lane> LaneGrid<'a, V> {
                 // SAFETY: words `go + w .. go + w + 4` lie in row `y`'s slot of each of the
                 // first `n` grids (checked above: `w + 4 <= slot`), which are distinct (`&mut`).
                 unsafe { V::write_lanes4(v, &dst, n) };
+            }
+        }
+    }
+
+    /// Put `grids` (at most `V::N`, shaped like this batch) into lanes `0..`, one vector store
+    /// per word of a row; lanes past the grids get the last grid again (a throwaway copy, so
+    /// every lane holds a valid cave).
+    pub fn grids_to_lanes<'g>(&mut self, grids: impl Iterator<Item = &'g Grid>) {
+        let mut g: [Option<&Grid>; 8] = [None; 8];
+        let mut n = 0;
+        for (slot, grid) in g.iter_mut().zip(grids) {
+            assert_eq!((grid.rows(), grid.cols()), (self.rows, self.cols));
+            *slot = Some(grid);
+            n += 1;
+        }
+        assert!(n > 0 && n <= V::N);
+        let g: [&Grid; 8] = std::array::from_fn(|k| g[k.min(n - 1)].expect("filled up to n"));
+        let o0 = g[0].row_offset(0);
+        let gstride = g[0].stride();
+        for y in 0..self.rows {
+            let o = self.off(y as isize);
+            let go = o0 + y * gstride;
+            for w in 0..self.wpr {
+                self.data[o + w] = V::from_fn(|k| g[k].raw()[go + w]);
             }
         }
     }

@@ -37,7 +37,7 @@
 
 use crate::grid::Grid;
 use crate::rule::{Outside, Rule, Update};
-use crate::simd::{Isa, Simd, Task, prefix_xor};
+use crate::simd::{Isa, Lane, Simd, Task, prefix_xor};
 
 /// Reusable buffers for [`step_inplace`]: the transposed grid for column-major scans. It is
 /// (re)allocated only when the grid shape changes, never per call for a fixed shape.
@@ -167,7 +167,7 @@ fn row_major<I: Isa>(g: &mut Grid, birth: u16, survive: u16, outside: Outside) {
 
 /// Full adder on bit planes: (sum, carry).
 #[inline(always)]
-fn fa(a: u64, b: u64, c: u64) -> (u64, u64) {
+fn fa<V: Lane>(a: V, b: V, c: V) -> (V, V) {
     let t = a ^ b;
     (t ^ c, (a & b) | (t & c))
 }
@@ -175,8 +175,8 @@ fn fa(a: u64, b: u64, c: u64) -> (u64, u64) {
 /// `f(n)` for every bit position, where `n = s0 + 2 s1 + 4 s2` and bit `k` of `table` is `f(k)`.
 /// A mux tree over constant leaves; folds to a few ops when `table` is a compile-time constant.
 #[inline(always)]
-fn table8(table: u16, s0: u64, s1: u64, s2: u64) -> u64 {
-    let m = |k: u32| 0u64.wrapping_sub(((table >> k) & 1) as u64);
+fn table8<V: Lane>(table: u16, s0: V, s1: V, s2: V) -> V {
+    let m = |k: u32| V::splat(0u64.wrapping_sub(((table >> k) & 1) as u64));
     let l0 = m(0) ^ ((m(0) ^ m(1)) & s0);
     let l1 = m(2) ^ ((m(2) ^ m(3)) & s0);
     let l2 = m(4) ^ ((m(4) ^ m(5)) & s0);
@@ -193,12 +193,15 @@ fn table8(table: u16, s0: u64, s1: u64, s2: u64) -> u64 {
 /// positions (`S`) and are filled forward through the non-resets by the carry chain of
 /// `(t | S) + S + cin`: a set `S` bit generates a carry, a non-reset propagates it, a reset with
 /// `S = 0` kills it. 11 ops.
+///
+/// Generic over the lane type: one word, or one word of each of a batch's caves
+/// ([`super::inplace_lanes`]); `prefix` is the prefix XOR ([`prefix_xor`] on one word).
 #[inline(always)]
-fn chain<I: Isa>(p: u64, t: u64, cin: u64) -> u64 {
-    let x = prefix_xor::<I>(p);
-    let s = (x << 1) & !t;
+pub(super) fn chain<V: Lane>(p: V, t: V, cin: V, prefix: impl Fn(V) -> V) -> V {
+    let x = prefix(p);
+    let s = x.shl(1) & !t;
     let z = t | s;
-    let sum = z.wrapping_add(s).wrapping_add(cin);
+    let sum = z.add(s).add(cin);
     let carry = sum ^ z ^ s;
     x ^ ((carry & t) | s)
 }
@@ -227,13 +230,14 @@ fn rows_kernel<I: Isa>(g: &mut Grid, birth: u16, survive: u16, outside: Outside)
         // Rows are contiguous: take the three rows (with guards) as slices to drop bounds checks.
         for i in 0..wpr {
             let c = raw[co + i];
-            let new = word_step::<I>(
+            let new = word_step(
                 birth,
                 survive,
                 [raw[ao + i - 1], raw[ao + i], raw[ao + i + 1]],
                 [c, raw[co + i + 1]],
                 [raw[bo + i - 1], raw[bo + i], raw[bo + i + 1]],
                 cin,
+                prefix_xor::<I>,
             );
             cin = new >> 63;
             raw[co + i] = if i + 1 == wpr {
@@ -277,11 +281,12 @@ fn rows_kernel<I: Isa>(g: &mut Grid, birth: u16, survive: u16, outside: Outside)
 /// `2J x 2J` block. `J` is a constant so each round unrolls into straight-line (vectorisable)
 /// code: 32 independent pairs, 6 ops each.
 #[inline(always)]
-fn transpose_round<const J: usize>(a: &mut [u64; 64], m: u64) {
+fn transpose_round<V: Lane, const J: usize>(a: &mut [V; 64], m: u64) {
+    let m = V::splat(m);
     for k in (0..64).step_by(2 * J) {
         for i in k..k + J {
-            let t = ((a[i] >> J) ^ a[i + J]) & m;
-            a[i] ^= t << J;
+            let t = (a[i].shr(J as u32) ^ a[i + J]) & m;
+            a[i] ^= t.shl(J as u32);
             a[i + J] ^= t;
         }
     }
@@ -292,19 +297,20 @@ fn transpose_round<const J: usize>(a: &mut [u64; 64], m: u64) {
 /// words, and the new value `cin` of the cell left of bit 0.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn word_step<I: Isa>(
+pub(super) fn word_step<V: Lane>(
     birth: u16,
     survive: u16,
-    [al, a, ar]: [u64; 3],
-    [c, cr]: [u64; 2],
-    [bl, b, br]: [u64; 3],
-    cin: u64,
-) -> u64 {
-    let a_l = (a << 1) | (al >> 63);
-    let a_r = (a >> 1) | (ar << 63);
-    let b_l = (b << 1) | (bl >> 63);
-    let b_r = (b >> 1) | (br << 63);
-    let c_r = (c >> 1) | (cr << 63);
+    [al, a, ar]: [V; 3],
+    [c, cr]: [V; 2],
+    [bl, b, br]: [V; 3],
+    cin: V,
+    prefix: impl Fn(V) -> V,
+) -> V {
+    let a_l = a.shl(1) | al.shr(63);
+    let a_r = a.shr(1) | ar.shl(63);
+    let b_l = b.shl(1) | bl.shr(63);
+    let b_r = b.shr(1) | br.shl(63);
+    let c_r = c.shr(1) | cr.shl(63);
     let (sa, ca) = fa(a_l, a, a_r);
     let (sb, cb) = fa(b_l, b, b_r);
     let (n0, c1) = fa(sa, sb, c_r);
@@ -316,7 +322,7 @@ fn word_step<I: Isa>(
     let p1s = table8(survive >> 1, n0, n1, n2);
     let p = p0b ^ ((p0b ^ p0s) & c);
     let q = p1b ^ ((p1b ^ p1s) & c);
-    chain::<I>(p, p ^ q, cin)
+    chain(p, p ^ q, cin, prefix)
 }
 
 /// The row kernel for grids at most 64 wide with outside floor/wall (the transposed NetHack
@@ -339,13 +345,14 @@ fn rows_kernel_narrow<I: Isa>(g: &mut Grid, birth: u16, survive: u16, wall: bool
         } else {
             out
         };
-        let new = word_step::<I>(
+        let new = word_step(
             birth,
             survive,
             [out, a, out],
             [c, out],
             [out, b, out],
             out & 1,
+            prefix_xor::<I>,
         ) & mask;
         raw[o0 + y * stride] = new;
         a = new | pad;
@@ -356,21 +363,23 @@ fn rows_kernel_narrow<I: Isa>(g: &mut Grid, birth: u16, survive: u16, wall: bool
 /// Transpose a 64x64 bit block in place: bit `x` of word `y` moves to bit `y` of word `x`.
 /// Six rounds of block swaps (Hacker's Delight 7-3). When only the first 32 words can be
 /// non-zero (grids at most 32 high, e.g. NetHack's 19 rows), the first round is a plain split.
+/// Generic over the lane type: with a batch's vectors, every cave's block is transposed at once.
 #[inline(always)]
-fn transpose64(a: &mut [u64; 64], low_half_only: bool) {
+pub(super) fn transpose64<V: Lane>(a: &mut [V; 64], low_half_only: bool) {
     if low_half_only {
+        let low = V::splat(0xFFFF_FFFF);
         for i in 0..32 {
-            a[i + 32] = a[i] >> 32;
-            a[i] &= 0xFFFF_FFFF;
+            a[i + 32] = a[i].shr(32);
+            a[i] &= low;
         }
     } else {
-        transpose_round::<32>(a, 0x0000_0000_FFFF_FFFF);
+        transpose_round::<V, 32>(a, 0x0000_0000_FFFF_FFFF);
     }
-    transpose_round::<16>(a, 0x0000_FFFF_0000_FFFF);
-    transpose_round::<8>(a, 0x00FF_00FF_00FF_00FF);
-    transpose_round::<4>(a, 0x0F0F_0F0F_0F0F_0F0F);
-    transpose_round::<2>(a, 0x3333_3333_3333_3333);
-    transpose_round::<1>(a, 0x5555_5555_5555_5555);
+    transpose_round::<V, 16>(a, 0x0000_FFFF_0000_FFFF);
+    transpose_round::<V, 8>(a, 0x00FF_00FF_00FF_00FF);
+    transpose_round::<V, 4>(a, 0x0F0F_0F0F_0F0F_0F0F);
+    transpose_round::<V, 2>(a, 0x3333_3333_3333_3333);
+    transpose_round::<V, 1>(a, 0x5555_5555_5555_5555);
 }
 
 /// `out = src` transposed (`out` is `cols x rows`), in 64x64 blocks. Grids must satisfy the
@@ -596,16 +605,20 @@ mod tests {
                 prev = v;
             }
             assert_eq!(
-                chain::<Scalar>(p, t, cin),
+                chain(p, t, cin, prefix_xor::<Scalar>),
                 want,
                 "p {p:x} t {t:x} cin {cin}"
             );
+            // The lanes kernel's shift-XOR prefix.
+            let lanes = super::super::inplace_lanes::prefix_xor::<u64>;
+            assert_eq!(chain(p, t, cin, lanes), want, "shift-XOR prefix");
             if crate::simd::Cpu::get().avx2 {
-                assert_eq!(chain::<crate::simd::Avx2>(p, t, cin), want, "clmul");
+                let clmul = prefix_xor::<crate::simd::Avx2>;
+                assert_eq!(chain(p, t, cin, clmul), want, "clmul");
             }
         }
-        assert_eq!(chain::<Scalar>(0, !0, 1), !0);
-        assert_eq!(chain::<Scalar>(!0, !0, 0), 0x5555_5555_5555_5555);
+        assert_eq!(chain(0, !0, 1, prefix_xor::<Scalar>), !0);
+        assert_eq!(chain(!0, !0, 0, prefix_xor::<Scalar>), 0x5555_5555_5555_5555);
     }
 
     #[test]

@@ -30,6 +30,7 @@ macro_rules! with_rule {
 
 pub mod batch;
 pub mod inplace;
+pub mod inplace_lanes;
 pub mod lanes;
 mod narrow;
 pub mod sync;
@@ -82,6 +83,12 @@ pub fn sync_moore(pass: &Pass) -> Option<(u16, u16)> {
         ) => Some(r1_as_moore(r1_min)),
         _ => None,
     }
+}
+
+/// Whether `pass` runs on caves `rows` high in lanes: a sync Moore pass ([`step_lanes`]) or an
+/// in-place column-major one ([`inplace_lanes::step_colmajor`]).
+pub fn lane_pass(pass: &Pass, rows: usize) -> bool {
+    sync_moore(pass).is_some() || inplace_lanes::colmajor_fits(pass, rows).is_some()
 }
 
 /// One sync Moore step of `g` in place (`tmp`, same shape, is the other buffer); with `border`

@@ -288,3 +288,108 @@ fn hand_worked_wrap_blinker() {
     s.step(&mut g, &pass);
     assert_eq!(g.to_text(), "##..#\n.....\n.....\n.....\n.....\n");
 }
+
+/// The in-place column-major pass in lanes ([`inplace_lanes::step_colmajor`]), after
+/// [`batch::LaneGrid::grids_to_lanes`] loads `m` caves: two steps of `pass` on every SIMD path.
+/// Returns per lane the caves after each step and the wall counts, and checks on the way that
+/// the buffer's guards stay zero.
+struct ColMajorTask<'a> {
+    grids: &'a [Grid],
+    pass: &'a Pass,
+}
+
+impl Task for ColMajorTask<'_> {
+    type Output = Vec<(Vec<Grid>, Vec<u64>)>;
+    #[inline(always)]
+    fn run<I: Isa>(self) -> Self::Output {
+        let (rows, cols) = (self.grids[0].rows(), self.grids[0].cols());
+        let how = inplace_lanes::colmajor_fits(self.pass, rows).expect("a column-major pass");
+        let n = <I::Lanes as Lane>::N;
+        let (mut buf, mut cols_buf) = (batch::LaneBuf::default(), batch::LaneBuf::default());
+        let mut a = buf.view::<I::Lanes>(rows, cols);
+        // Stale contents everywhere (the scratch too), then the caves and zero guards.
+        a.raw_mut().fill(<I::Lanes as Lane>::ONES);
+        a.grids_to_lanes(self.grids.iter().take(n));
+        a.clear_edges();
+        let mut out = vec![(vec![], vec![]); n];
+        for _ in 0..2 {
+            let t = cols_buf.vectors::<I::Lanes>(cols);
+            t.fill(<I::Lanes as Lane>::ONES);
+            let c = inplace_lanes::step_colmajor(&mut a, t, how);
+            let mut gs: Vec<Grid> = (0..n).map(|_| Grid::new(rows, cols).unwrap()).collect();
+            a.lanes_to_grids(&mut gs);
+            for (k, g) in gs.into_iter().enumerate() {
+                out[k].0.push(g);
+                out[k].1.push(c.get(k));
+            }
+            // Guards: the rows above and below, the words left and right of every row.
+            let stride = a.row_offset(1) - a.row_offset(0);
+            let raw = a.raw_mut();
+            let zero = |v: &I::Lanes| !v.any();
+            assert!(raw[..stride].iter().all(zero), "guard row above");
+            assert!(raw[(rows + 1) * stride..].iter().all(zero), "guard row below");
+            for y in 0..rows {
+                let o = (y + 1) * stride + 1;
+                assert!(zero(&raw[o - 1]) && zero(&raw[o + cols.div_ceil(64)]), "guard words");
+            }
+        }
+        out
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Every lane of the column-major pass in lanes against the oracle's in-place scan, for
+    /// every count of caves loaded (lanes past them hold the last cave again), with the
+    /// per-lane wall counts and zero padding.
+    #[test]
+    fn colmajor_lanes_match_oracle(
+        rows in prop::sample::select(vec![1usize, 2, 3, 19, 31, 32, 33, 63, 64]),
+        cols in prop::sample::select(vec![1usize, 2, 3, 63, 64, 65, 77, 127, 128, 129, 200]),
+        density in 0u32..=100, seed in any::<u64>(), rule in any_moore(),
+        wall in any::<bool>(), b in any_border(), m in 1usize..=8,
+    ) {
+        let o = if wall { Outside::Wall } else { Outside::Floor };
+        let pass = Pass { update: Update::InPlaceColMajor, ..Pass::sync(rule, o, b) };
+        let grids: Vec<Grid> =
+            (0..m as u64).map(|k| random_grid(rows, cols, density, seed ^ k)).collect();
+        for simd in Simd::available() {
+            let n = simd.lanes();
+            let loaded = m.min(n);
+            let out = simd.run(ColMajorTask { grids: &grids, pass: &pass });
+            for (k, (steps, counts)) in out.iter().enumerate() {
+                let mut oracle = ByteGrid::from_grid(&grids[k.min(loaded - 1)]);
+                for s in 0..2 {
+                    oracle.step(&pass);
+                    prop_assert_eq!(
+                        steps[s].to_text(), oracle.to_grid().to_text(),
+                        "{} {}x{} {} {} {} lane {} of {} step {}",
+                        simd, rows, cols, rule, o, b, k, loaded, s
+                    );
+                    prop_assert_eq!(counts[s], oracle.count_walls(), "{} count", simd);
+                    prop_assert_eq!(steps[s].count_walls(), oracle.count_walls(), "padding");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn colmajor_fits_only_what_it_runs() {
+    let r: Rule = "B678/S45678".parse().unwrap();
+    let col = |o, u| Pass {
+        update: u,
+        ..Pass::sync(r, o, Border::None)
+    };
+    assert!(inplace_lanes::colmajor_fits(&col(Outside::Wall, Update::InPlaceColMajor), 64).is_some());
+    assert!(inplace_lanes::colmajor_fits(&col(Outside::Wall, Update::InPlaceColMajor), 65).is_none());
+    assert!(inplace_lanes::colmajor_fits(&col(Outside::Wrap, Update::InPlaceColMajor), 19).is_none());
+    assert!(inplace_lanes::colmajor_fits(&col(Outside::Floor, Update::InPlaceRowMajor), 19).is_none());
+    assert!(inplace_lanes::colmajor_fits(&col(Outside::Floor, Update::Sync), 19).is_none());
+    let two = Pass {
+        update: Update::InPlaceColMajor,
+        ..Pass::sync("R1>=5/R2<=2".parse().unwrap(), Outside::Wall, Border::None)
+    };
+    assert!(inplace_lanes::colmajor_fits(&two, 19).is_none());
+}
