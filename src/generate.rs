@@ -283,7 +283,15 @@ impl Generator {
                     times.fill += t.elapsed();
                 }
                 let mut cur = 0;
-                for phase in [Phase::Load, Phase::Steps, Phase::Copy] {
+                // Measured in the lanes when nothing follows the passes, as the lanes plan is.
+                let in_lanes =
+                    self.recipe.post.is_empty() && Measurer::batch_supported(self.recipe.cols);
+                let phases: &[Phase] = if copy || !in_lanes {
+                    &[Phase::Load, Phase::Steps, Phase::Copy]
+                } else {
+                    &[Phase::Load, Phase::Steps]
+                };
+                for &phase in phases {
                     let t = self.timing.as_ref().map(|_| Instant::now());
                     cur = self.simd.run(BatchTask {
                         phase,
@@ -303,6 +311,10 @@ impl Generator {
                             Phase::Copy => &mut times.copy,
                         } += t.elapsed();
                     }
+                }
+                if in_lanes {
+                    self.measure_in = Some(cur);
+                    self.copied = copy;
                 }
             }
             Plan::Lanes { th, steps } => {
