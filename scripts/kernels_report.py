@@ -7,7 +7,7 @@ bench id `a/b` as the directory `a_b`. The groups (see benches/kernels.rs and be
 
   sync_<rows>x<cols>/<path>/row, .../<path>/lanes, .../oracle   one step of B5678/S5678
   chapter_4_steps_per_cave/<path>/row, .../<path>/lanes          the chapter's 4 steps, per cave
-  nethack_pass1_19x77/{fast,oracle}_{col,row}_major, transpose_round_trip
+  nethack_pass1_19x77/{fast,oracle}_{col,row}_major, transpose_round_trip, fast_col_major_lanes<N>
   r1ge5_r2le2_<rows>x<cols>/{fast,oracle}
   fill_per_cave/bernoulli_90x140/<path>/{single,lanes}, exact_count_19x77_624/<path>, numpy_90x140
 
@@ -290,6 +290,7 @@ def build(a):
     rows_out = []
     nh = "nethack_pass1_19x77"
     rt = None
+    lanes_note = None
     if os.path.isdir(os.path.join(t, "criterion", nh)):
         for order, label in [("col_major", "in place col-major B678/S45678 (NetHack pass 1), 19x77, outside wall"),
                              ("row_major", "in place row-major B678/S45678, 19x77, outside wall")]:
@@ -299,6 +300,17 @@ def build(a):
             rows_out.append((label, fast, oracle))
         rt = Est(t, nh, "transpose_round_trip", inpl_hint)
         ests.append(rt)
+        # The generator's path: a batch of caves in SIMD lanes (`fast_col_major_lanes<N>`).
+        lanes = sorted(d for d in os.listdir(os.path.join(t, "criterion", nh))
+                       if d.startswith("fast_col_major_lanes"))
+        for d in lanes:
+            n = int(d[len("fast_col_major_lanes"):])
+            fast = Est(t, nh, d, inpl_hint)
+            ests.append(fast)
+            single = rows_out[0][1]
+            lanes_note = (f"NetHack's pass 1 as the generator runs it, {n} caves in the SIMD lanes "
+                          f"(`{d}`): {fmt_time(fast.ns / n)} per cave per step, transposes included, "
+                          f"{fmt_ratio(fast.rate() / single.rate())} the one-grid kernel above.\n")
     else:
         print(f"kernels_report: warning: no {nh} group: in-place rows left out", file=sys.stderr)
     two = shape_groups(t, "r1ge5_r2le2_")
@@ -323,6 +335,8 @@ def build(a):
         if rt is not None:
             out.append(f"The column-major in-place step is a row-major one on the transposed grid; "
                        f"the two transposes of the 19x77 area cost {fmt_time(rt.ns)} of it.\n")
+        if lanes_note is not None:
+            out.append(lanes_note)
 
     check_fresh(ests, "target/criterion")
 
