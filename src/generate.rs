@@ -767,11 +767,7 @@ impl Task for BatchTask<'_> {
                         } else {
                             let how = kernel::inplace_lanes::colmajor_fits(pass, rows)
                                 .expect("checked when planning");
-                            kernel::inplace_lanes::step_colmajor(
-                                &mut a,
-                                columns.vectors(cols),
-                                how,
-                            )
+                            kernel::inplace_lanes::step_colmajor(&mut a, columns.vectors(cols), how)
                         };
                         for (k, slot) in slots.iter_mut().enumerate() {
                             slot.trajectory.push(c.get(k) as f64 / cells);

@@ -618,7 +618,10 @@ mod tests {
             }
         }
         assert_eq!(chain(0, !0, 1, prefix_xor::<Scalar>), !0);
-        assert_eq!(chain(!0, !0, 0, prefix_xor::<Scalar>), 0x5555_5555_5555_5555);
+        assert_eq!(
+            chain(!0, !0, 0, prefix_xor::<Scalar>),
+            0x5555_5555_5555_5555
+        );
     }
 
     #[test]

@@ -36,16 +36,16 @@ pub struct ColMajor {
 /// in place in column-major order, outside WALL or FLOOR, at most 64 rows.
 pub fn colmajor_fits(pass: &Pass, rows: usize) -> Option<ColMajor> {
     match (pass.rule, pass.update, pass.outside) {
-        (Rule::Moore { birth, survive }, Update::InPlaceColMajor, Outside::Wall | Outside::Floor)
-            if rows <= 64 =>
-        {
-            Some(ColMajor {
-                birth,
-                survive,
-                wall: pass.outside == Outside::Wall,
-                solid: pass.border == Border::Solid,
-            })
-        }
+        (
+            Rule::Moore { birth, survive },
+            Update::InPlaceColMajor,
+            Outside::Wall | Outside::Floor,
+        ) if rows <= 64 => Some(ColMajor {
+            birth,
+            survive,
+            wall: pass.outside == Outside::Wall,
+            solid: pass.border == Border::Solid,
+        }),
         _ => None,
     }
 }

@@ -327,10 +327,16 @@ impl Task for ColMajorTask<'_> {
             let raw = a.raw_mut();
             let zero = |v: &I::Lanes| !v.any();
             assert!(raw[..stride].iter().all(zero), "guard row above");
-            assert!(raw[(rows + 1) * stride..].iter().all(zero), "guard row below");
+            assert!(
+                raw[(rows + 1) * stride..].iter().all(zero),
+                "guard row below"
+            );
             for y in 0..rows {
                 let o = (y + 1) * stride + 1;
-                assert!(zero(&raw[o - 1]) && zero(&raw[o + cols.div_ceil(64)]), "guard words");
+                assert!(
+                    zero(&raw[o - 1]) && zero(&raw[o + cols.div_ceil(64)]),
+                    "guard words"
+                );
             }
         }
         out
@@ -382,10 +388,18 @@ fn colmajor_fits_only_what_it_runs() {
         update: u,
         ..Pass::sync(r, o, Border::None)
     };
-    assert!(inplace_lanes::colmajor_fits(&col(Outside::Wall, Update::InPlaceColMajor), 64).is_some());
-    assert!(inplace_lanes::colmajor_fits(&col(Outside::Wall, Update::InPlaceColMajor), 65).is_none());
-    assert!(inplace_lanes::colmajor_fits(&col(Outside::Wrap, Update::InPlaceColMajor), 19).is_none());
-    assert!(inplace_lanes::colmajor_fits(&col(Outside::Floor, Update::InPlaceRowMajor), 19).is_none());
+    assert!(
+        inplace_lanes::colmajor_fits(&col(Outside::Wall, Update::InPlaceColMajor), 64).is_some()
+    );
+    assert!(
+        inplace_lanes::colmajor_fits(&col(Outside::Wall, Update::InPlaceColMajor), 65).is_none()
+    );
+    assert!(
+        inplace_lanes::colmajor_fits(&col(Outside::Wrap, Update::InPlaceColMajor), 19).is_none()
+    );
+    assert!(
+        inplace_lanes::colmajor_fits(&col(Outside::Floor, Update::InPlaceRowMajor), 19).is_none()
+    );
     assert!(inplace_lanes::colmajor_fits(&col(Outside::Floor, Update::Sync), 19).is_none());
     let two = Pass {
         update: Update::InPlaceColMajor,
