@@ -282,7 +282,6 @@ impl Generator {
                 if let (Some(t), Some(times)) = (t, self.timing.as_mut()) {
                     times.fill += t.elapsed();
                 }
-                let mut cur = 0;
                 // Measured in the lanes when nothing follows the passes, as the lanes plan is.
                 let in_lanes =
                     self.recipe.post.is_empty() && Measurer::batch_supported(self.recipe.cols);
@@ -291,27 +290,8 @@ impl Generator {
                 } else {
                     &[Phase::Load, Phase::Steps]
                 };
-                for &phase in phases {
-                    let t = self.timing.as_ref().map(|_| Instant::now());
-                    cur = self.simd.run(BatchTask {
-                        phase,
-                        recipe: &self.recipe,
-                        ths: &[Threshold::new(0.0).expect("0 is a probability"); 8],
-                        seeds: &[0; 8],
-                        bufs: &mut self.lanes,
-                        columns: &mut self.columns,
-                        cur,
-                        slots: &mut self.slots[..seeds.len()],
-                        rngs: &mut self.rngs,
-                    });
-                    if let (Some(t), Some(times)) = (t, self.timing.as_mut()) {
-                        *match phase {
-                            Phase::Fill | Phase::Load => &mut times.fill,
-                            Phase::Steps => &mut times.passes,
-                            Phase::Copy => &mut times.copy,
-                        } += t.elapsed();
-                    }
-                }
+                let unused = [Threshold::new(0.0).expect("0 is a probability"); 8];
+                let cur = self.run_phases(phases, &unused, &[0; 8], seeds.len());
                 if in_lanes {
                     self.measure_in = Some(cur);
                     self.copied = copy;
@@ -326,7 +306,6 @@ impl Generator {
                     lane_seeds[k] = seeds[j];
                     lane_ths[k] = ths[j].unwrap_or(th);
                 }
-                let mut cur = 0;
                 let in_lanes = steps
                     && self.recipe.post.is_empty()
                     && Measurer::batch_supported(self.recipe.cols);
@@ -335,27 +314,7 @@ impl Generator {
                     (true, false) => &[Phase::Fill, Phase::Steps],
                     (false, _) => &[Phase::Fill, Phase::Copy],
                 };
-                for &phase in phases {
-                    let t = self.timing.as_ref().map(|_| Instant::now());
-                    cur = self.simd.run(BatchTask {
-                        phase,
-                        recipe: &self.recipe,
-                        ths: &lane_ths,
-                        seeds: &lane_seeds,
-                        bufs: &mut self.lanes,
-                        columns: &mut self.columns,
-                        cur,
-                        slots: &mut self.slots[..seeds.len()],
-                        rngs: &mut self.rngs,
-                    });
-                    if let (Some(t), Some(times)) = (t, self.timing.as_mut()) {
-                        *match phase {
-                            Phase::Fill | Phase::Load => &mut times.fill,
-                            Phase::Steps => &mut times.passes,
-                            Phase::Copy => &mut times.copy,
-                        } += t.elapsed();
-                    }
-                }
+                let cur = self.run_phases(phases, &lane_ths, &lane_seeds, seeds.len());
                 if in_lanes {
                     self.measure_in = Some(cur);
                     self.copied = copy;
@@ -390,6 +349,40 @@ impl Generator {
             times.caves += seeds.len() as u64;
         }
         Ok(())
+    }
+
+    /// Run `phases` of a lane batch of `n` caves in the SIMD clone, timing each; returns the
+    /// buffer holding the batch afterwards.
+    fn run_phases(
+        &mut self,
+        phases: &[Phase],
+        ths: &[Threshold; 8],
+        seeds: &[u64; 8],
+        n: usize,
+    ) -> usize {
+        let mut cur = 0;
+        for &phase in phases {
+            let t = self.timing.as_ref().map(|_| Instant::now());
+            cur = self.simd.run(BatchTask {
+                phase,
+                recipe: &self.recipe,
+                ths,
+                seeds,
+                bufs: &mut self.lanes,
+                columns: &mut self.columns,
+                cur,
+                slots: &mut self.slots[..n],
+                rngs: &mut self.rngs,
+            });
+            if let (Some(t), Some(times)) = (t, self.timing.as_mut()) {
+                *match phase {
+                    Phase::Fill | Phase::Load => &mut times.fill,
+                    Phase::Steps => &mut times.passes,
+                    Phase::Copy => &mut times.copy,
+                } += t.elapsed();
+            }
+        }
+        cur
     }
 
     /// Make the cave of `seed` into slot `k` on its own (no lanes): fill and passes, no

@@ -35,16 +35,8 @@ impl LaneBuf {
     /// View the buffer as a `rows x cols` batch of `V::N` caves, growing it if needed. The
     /// contents are whatever the buffer held (the fill or a step overwrites them).
     pub fn view<V: Lane>(&mut self, rows: usize, cols: usize) -> LaneGrid<'_, V> {
-        let wpr = cols.div_ceil(64);
-        let stride = wpr + 2;
-        let data = self.vectors::<V>((rows + 2) * stride);
-        LaneGrid {
-            rows,
-            cols,
-            wpr,
-            stride,
-            data,
-        }
+        let len = (rows + 2) * (cols.div_ceil(64) + 2);
+        LaneGrid::new(rows, cols, self.vectors::<V>(len))
     }
 
     /// The first `len` vectors of the buffer, growing it if needed (scratch for a kernel).

@@ -333,15 +333,39 @@ pub(super) fn word_step<V: Lane>(
 fn rows_kernel_narrow<I: Isa>(g: &mut Grid, birth: u16, survive: u16, wall: bool) {
     let (rows, stride) = (g.rows(), g.stride());
     let mask = g.last_word_mask();
-    let out = if wall { !0u64 } else { 0 };
-    let pad = out & !mask;
     let raw = g.raw_mut();
-    let o0 = stride + 1;
+    narrow_scan(
+        raw,
+        (stride + 1, stride, rows),
+        (birth, survive, wall),
+        mask,
+        prefix_xor::<I>,
+        |_, new| new,
+    );
+}
+
+/// The in-place scan of `n` rows of one word each, row `y` at `data[o0 + y * stride]` (a
+/// grid's rows, or the transposed caves of a batch in lanes): each row's new value is stored
+/// right after it is computed and the next row reads it; cells outside read as WALL if `wall`,
+/// else FLOOR (OR-ed in as constants); `mask` holds a row's valid bits. What is stored is
+/// `store(y, new)` (a border forced on it, say); the scan goes on from `new` itself.
+#[inline(always)]
+pub(super) fn narrow_scan<V: Lane>(
+    data: &mut [V],
+    (o0, stride, n): (usize, usize, usize),
+    (birth, survive, wall): (u16, u16, bool),
+    mask: V,
+    prefix: impl Fn(V) -> V + Copy,
+    mut store: impl FnMut(usize, V) -> V,
+) {
+    let out = if wall { V::ONES } else { V::ZERO };
+    let pad = out & !mask;
+    let cin = V::splat(wall as u64);
     let mut a = out;
-    let mut c = raw[o0] | pad;
-    for y in 0..rows {
-        let b = if y + 1 < rows {
-            raw[o0 + (y + 1) * stride] | pad
+    let mut c = data[o0] | pad;
+    for y in 0..n {
+        let b = if y + 1 < n {
+            data[o0 + (y + 1) * stride] | pad
         } else {
             out
         };
@@ -351,10 +375,10 @@ fn rows_kernel_narrow<I: Isa>(g: &mut Grid, birth: u16, survive: u16, wall: bool
             [out, a, out],
             [c, out],
             [out, b, out],
-            out & 1,
-            prefix_xor::<I>,
+            cin,
+            prefix,
         ) & mask;
-        raw[o0 + y * stride] = new;
+        data[o0 + y * stride] = store(y, new);
         a = new | pad;
         c = b;
     }

@@ -18,7 +18,7 @@
 //! share a block, as in [`super::inplace::transpose`]), 6 rounds x 32 pairs x 6 ops.
 
 use super::batch::LaneGrid;
-use super::inplace::{transpose64, word_step};
+use super::inplace::{narrow_scan, transpose64};
 use crate::rule::{Border, Outside, Pass, Rule, Update};
 use crate::simd::Lane;
 
@@ -89,37 +89,27 @@ fn scan<V: Lane>(
     // The row-major in-place scan of the transposed caves (rows of `rows` cells), rows in
     // registers, the outside OR-ed in as constants ([`super::inplace`]'s narrow kernel).
     let mask = V::splat(if rows == 64 { !0 } else { (1u64 << rows) - 1 });
-    let out = if wall { V::ONES } else { V::ZERO };
-    let pad = out & !mask;
-    let cin = V::splat(wall as u64);
     // The border in the transposed frame: the first and last transposed rows whole, and the
     // first and last bit of every other. Stored, counted, but not fed to the scan: the
     // one-grid kernels force it after the whole step.
     let ring = V::splat(if solid { 1 | (1u64 << (rows - 1)) } else { 0 });
     let mut count = V::ZERO;
-    let mut a = out;
-    let mut c = t[0] | pad;
-    for y in 0..cols {
-        let b = if y + 1 < cols { t[y + 1] | pad } else { out };
-        let new = word_step(
-            birth,
-            survive,
-            [out, a, out],
-            [c, out],
-            [out, b, out],
-            cin,
-            prefix_xor::<V>,
-        ) & mask;
-        let kept = if solid && (y == 0 || y + 1 == cols) {
-            mask
-        } else {
-            new | ring
-        };
-        t[y] = kept;
-        count = count.add(kept.popcnt());
-        a = new | pad;
-        c = b;
-    }
+    narrow_scan(
+        t,
+        (0, 1, cols),
+        (birth, survive, wall),
+        mask,
+        prefix_xor::<V>,
+        |y, new| {
+            let kept = if solid && (y == 0 || y + 1 == cols) {
+                mask
+            } else {
+                new | ring
+            };
+            count = count.add(kept.popcnt());
+            kept
+        },
+    );
     from_columns(t, g);
     count
 }
