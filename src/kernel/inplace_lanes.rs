@@ -117,42 +117,37 @@ fn scan<V: Lane>(
 /// `t[x]` = column `x` of every cave (bit `y` = cell `(y, x)`).
 #[inline(always)]
 fn to_columns<V: Lane>(g: &mut LaneGrid<'_, V>, t: &mut [V]) {
+    if g.rows() <= 32 {
+        to_columns_per::<V, 2>(g, t)
+    } else {
+        to_columns_per::<V, 1>(g, t)
+    }
+}
+
+/// [`to_columns`] with `PER` word columns of a row per 64x64 transpose block: two when the
+/// caves are at most 32 rows high (word `bx` in the block's low 32 words, `bx + 1` in its high
+/// 32, so each transposed word holds column `64 bx + j` in its low half and `64 (bx + 1) + j`
+/// in its high half), else one. A constant, so the block loops unroll.
+#[inline(always)]
+fn to_columns_per<V: Lane, const PER: usize>(g: &mut LaneGrid<'_, V>, t: &mut [V]) {
     let (rows, cols) = (g.rows(), g.cols());
-    let wpr = cols.div_ceil(64);
+    let (wpr, per) = (cols.div_ceil(64), PER);
+    let half = V::splat(if per == 2 { 0xFFFF_FFFF } else { !0 });
     let (o0, stride) = (g.row_offset(0), g.row_offset(1) - g.row_offset(0));
-    let offs = (0..rows).map(|y| o0 + y * stride);
     let raw = g.raw_mut();
     let mut blk = [V::ZERO; 64];
-    if rows <= 32 {
-        // Two word columns per block: word bx in the low 32 words, bx + 1 in the high 32.
-        for bx in (0..wpr).step_by(2) {
-            blk.fill(V::ZERO);
-            for (r, o) in offs.clone().enumerate() {
-                blk[r] = raw[o + bx];
-                if bx + 1 < wpr {
-                    blk[32 + r] = raw[o + bx + 1];
-                }
-            }
-            transpose64(&mut blk, false);
-            let low = V::splat(0xFFFF_FFFF);
-            for (j, &w) in blk.iter().enumerate().take((cols - 64 * bx).min(64)) {
-                t[64 * bx + j] = w & low;
-            }
-            if bx + 1 < wpr {
-                for (j, &w) in blk.iter().enumerate().take((cols - 64 * (bx + 1)).min(64)) {
-                    t[64 * (bx + 1) + j] = w.shr(32);
-                }
+    for bx in (0..wpr).step_by(per) {
+        blk.fill(V::ZERO);
+        for h in 0..per.min(wpr - bx) {
+            for r in 0..rows {
+                blk[32 * h + r] = raw[o0 + r * stride + bx + h];
             }
         }
-    } else {
-        for bx in 0..wpr {
-            blk.fill(V::ZERO);
-            for (r, o) in offs.clone().enumerate() {
-                blk[r] = raw[o + bx];
-            }
-            transpose64(&mut blk, false);
-            for (j, &w) in blk.iter().enumerate().take((cols - 64 * bx).min(64)) {
-                t[64 * bx + j] = w;
+        transpose64(&mut blk, false);
+        for h in 0..per.min(wpr - bx) {
+            let x0 = 64 * (bx + h);
+            for (j, &w) in blk.iter().enumerate().take((cols - x0).min(64)) {
+                t[x0 + j] = w.shr(32 * h as u32) & half;
             }
         }
     }
@@ -162,34 +157,32 @@ fn to_columns<V: Lane>(g: &mut LaneGrid<'_, V>, t: &mut [V]) {
 /// are zero, so `g`'s padding stays zero).
 #[inline(always)]
 fn from_columns<V: Lane>(t: &[V], g: &mut LaneGrid<'_, V>) {
+    if g.rows() <= 32 {
+        from_columns_per::<V, 2>(t, g)
+    } else {
+        from_columns_per::<V, 1>(t, g)
+    }
+}
+
+/// [`from_columns`] with `PER` word columns per block (see [`to_columns_per`]).
+#[inline(always)]
+fn from_columns_per<V: Lane, const PER: usize>(t: &[V], g: &mut LaneGrid<'_, V>) {
     let (rows, cols) = (g.rows(), g.cols());
-    let wpr = cols.div_ceil(64);
+    let (wpr, per) = (cols.div_ceil(64), PER);
     let col = |x: usize| if x < cols { t[x] } else { V::ZERO };
     let (o0, stride) = (g.row_offset(0), g.row_offset(1) - g.row_offset(0));
-    let offs = (0..rows).map(|y| o0 + y * stride);
     let raw = g.raw_mut();
     let mut blk = [V::ZERO; 64];
-    if rows <= 32 {
-        for bx in (0..wpr).step_by(2) {
-            for (j, w) in blk.iter_mut().enumerate() {
-                *w = col(64 * bx + j) | col(64 * (bx + 1) + j).shl(32);
-            }
-            transpose64(&mut blk, false);
-            for (r, o) in offs.clone().enumerate() {
-                raw[o + bx] = blk[r];
-                if bx + 1 < wpr {
-                    raw[o + bx + 1] = blk[32 + r];
-                }
-            }
+    for bx in (0..wpr).step_by(per) {
+        for (j, w) in blk.iter_mut().enumerate() {
+            *w = (0..per).fold(V::ZERO, |a, h| {
+                a | col(64 * (bx + h) + j).shl(32 * h as u32)
+            });
         }
-    } else {
-        for bx in 0..wpr {
-            for (j, w) in blk.iter_mut().enumerate() {
-                *w = col(64 * bx + j);
-            }
-            transpose64(&mut blk, false);
-            for (r, o) in offs.clone().enumerate() {
-                raw[o + bx] = blk[r];
+        transpose64(&mut blk, false);
+        for h in 0..per.min(wpr - bx) {
+            for r in 0..rows {
+                raw[o0 + r * stride + bx + h] = blk[32 * h + r];
             }
         }
     }
