@@ -380,16 +380,20 @@ fn decide_n<V: Lane, const ALL: bool>(
 /// [`decide`] for a threshold shared by every lane and all 12 levels, walking from the top
 /// with `k`'s bits known: a level where `k` has a 0 only narrows the tied cells (`tied &= !r`,
 /// 1 op), a level where it has a 1 also decides the tied cells whose bit is 0 as WALL
-/// (`wall |= tied & !r`, one `vpternlogq`, then `tied &= r`). That is 1.58 ops per level for
-/// 0.45 (7 ones in its top 12 bits) against 2 for the general comparison, and against 5 on
-/// the paths without three-input logic. Same cells: WALL iff `k` has the 1 at the first level
-/// where `u` and `k` differ, tied iff none differs.
+/// (`wall |= tied & !r`, then `tied &= r`: 3 ops without three-input logic). For 0.45 (7 ones
+/// in its top 12 bits) that is 2.2 ops per level against 5 for the run-time masks on these
+/// paths (SSE2, AVX2, scalar). Same cells: WALL iff `k` has the 1 at the first level where `u`
+/// and `k` differ, tied iff none differs. With three-input logic (AVX-512)
+/// [`decide_shared_up`] compares from the bottom instead, at 1 op per level.
 ///
 /// `k`'s bits are known only at run time, so each group of 4 levels jumps to a copy compiled
 /// for its 4-bit pattern ([`levels4`]): three jumps per word, each always to the same place for
 /// a given threshold, so they are predicted.
 #[inline(always)]
 fn decide_shared<V: Lane>(g: &mut LaneXoshiro<V>, bits: u32, valid: V) -> (V, V) {
+    if V::TERNLOG {
+        return decide_shared_up(g, bits, valid);
+    }
     let (mut wall, mut tied) = (V::ZERO, valid);
     // Three separate `match`es (not a loop over one), so each jump has one target per threshold.
     levels4_dispatch(g, (bits >> 8) & 15, &mut wall, &mut tied);
@@ -430,6 +434,69 @@ fn levels4<V: Lane, const P: u32>(g: &mut LaneXoshiro<V>, wall: &mut V, tied: &m
             *tied &= r;
         } else {
             *tied &= !r;
+        }
+    }
+}
+
+/// [`decide_shared`] with three-input logic (AVX-512): the comparison of [`decide_n`] from the
+/// least significant level up, with `k`'s bits known. One level steps `ge` ("u >= k on the
+/// levels below") to `r | ge` where `k` has a 0 and `r & ge` where it has a 1, and `tied` to
+/// `tied & !r` or `tied & r`: each a two-input op with one constant, so two levels of either
+/// fold into one `vpternlogq` (inputs: the state and the two levels' words). 1 op per level
+/// against the top-down walk's 1.58 for 0.45 (7 ones in its top 12 bits), and against the
+/// run-time masks' 2. Same cells: WALL iff `u < k` on the 12 levels, tied iff `u`'s bits equal
+/// `k`'s on all of them.
+#[inline(always)]
+fn decide_shared_up<V: Lane>(g: &mut LaneXoshiro<V>, bits: u32, valid: V) -> (V, V) {
+    // Draw all 12 level words first (level 0 first, as the stream requires), then walk up. (A
+    // plain loop, not `array::from_fn`: its closure, left out of line, was compiled outside the
+    // SIMD clone, and the fill ran 40 times slower.)
+    let mut r = [V::ZERO; LEVELS as usize];
+    for rj in r.iter_mut() {
+        *rj = g.next();
+    }
+    let (mut ge, mut tied) = (V::ONES, valid);
+    // Three separate `match`es, each one jump with one target per threshold (predicted).
+    levels4_up_dispatch([r[8], r[9], r[10], r[11]], bits & 15, &mut ge, &mut tied);
+    levels4_up_dispatch([r[4], r[5], r[6], r[7]], (bits >> 4) & 15, &mut ge, &mut tied);
+    levels4_up_dispatch([r[0], r[1], r[2], r[3]], (bits >> 8) & 15, &mut ge, &mut tied);
+    (!ge & valid, tied)
+}
+
+#[inline(always)]
+fn levels4_up_dispatch<V: Lane>(r: [V; 4], pat: u32, ge: &mut V, tied: &mut V) {
+    let r = &r;
+    match pat {
+        0 => levels4_up::<V, 0>(r, ge, tied),
+        1 => levels4_up::<V, 1>(r, ge, tied),
+        2 => levels4_up::<V, 2>(r, ge, tied),
+        3 => levels4_up::<V, 3>(r, ge, tied),
+        4 => levels4_up::<V, 4>(r, ge, tied),
+        5 => levels4_up::<V, 5>(r, ge, tied),
+        6 => levels4_up::<V, 6>(r, ge, tied),
+        7 => levels4_up::<V, 7>(r, ge, tied),
+        8 => levels4_up::<V, 8>(r, ge, tied),
+        9 => levels4_up::<V, 9>(r, ge, tied),
+        10 => levels4_up::<V, 10>(r, ge, tied),
+        11 => levels4_up::<V, 11>(r, ge, tied),
+        12 => levels4_up::<V, 12>(r, ge, tied),
+        13 => levels4_up::<V, 13>(r, ge, tied),
+        14 => levels4_up::<V, 14>(r, ge, tied),
+        _ => levels4_up::<V, 15>(r, ge, tied),
+    }
+}
+
+/// Four levels walked up: `r[3]`, the least significant (`P`'s bit 0), first.
+#[inline(always)]
+fn levels4_up<V: Lane, const P: u32>(r: &[V; 4], ge: &mut V, tied: &mut V) {
+    for j in 0..4 {
+        let rj = r[3 - j];
+        if (P >> j) & 1 == 1 {
+            *ge = rj & *ge;
+            *tied = *tied & rj;
+        } else {
+            *ge = rj | *ge;
+            *tied = *tied & !rj;
         }
     }
 }
