@@ -377,6 +377,31 @@ fn decide_n<V: Lane, const ALL: bool>(
     (!ge & valid, tied)
 }
 
+/// `$f::<$v, P>(args)` for the run-time 4-bit pattern `$pat`, as one `match`: a jump to a copy
+/// compiled for each pattern (the level walks below), always to the same one for a threshold.
+macro_rules! by_pattern {
+    ($pat:expr, $f:ident::<$v:ty>($($a:expr),*)) => {
+        match $pat {
+            0 => $f::<$v, 0>($($a),*),
+            1 => $f::<$v, 1>($($a),*),
+            2 => $f::<$v, 2>($($a),*),
+            3 => $f::<$v, 3>($($a),*),
+            4 => $f::<$v, 4>($($a),*),
+            5 => $f::<$v, 5>($($a),*),
+            6 => $f::<$v, 6>($($a),*),
+            7 => $f::<$v, 7>($($a),*),
+            8 => $f::<$v, 8>($($a),*),
+            9 => $f::<$v, 9>($($a),*),
+            10 => $f::<$v, 10>($($a),*),
+            11 => $f::<$v, 11>($($a),*),
+            12 => $f::<$v, 12>($($a),*),
+            13 => $f::<$v, 13>($($a),*),
+            14 => $f::<$v, 14>($($a),*),
+            _ => $f::<$v, 15>($($a),*),
+        }
+    };
+}
+
 /// [`decide`] for a threshold shared by every lane and all 12 levels, walking from the top
 /// with `k`'s bits known: a level where `k` has a 0 only narrows the tied cells (`tied &= !r`,
 /// 1 op), a level where it has a 1 also decides the tied cells whose bit is 0 as WALL
@@ -387,8 +412,8 @@ fn decide_n<V: Lane, const ALL: bool>(
 /// [`decide_shared_up`] compares from the bottom instead, at 1 op per level.
 ///
 /// `k`'s bits are known only at run time, so each group of 4 levels jumps to a copy compiled
-/// for its 4-bit pattern ([`levels4`]): three jumps per word, each always to the same place for
-/// a given threshold, so they are predicted.
+/// for its 4-bit pattern ([`levels4`], through `by_pattern!`): three jumps per word, each
+/// always to the same place for a given threshold, so they are predicted.
 #[inline(always)]
 fn decide_shared<V: Lane>(g: &mut LaneXoshiro<V>, bits: u32, valid: V) -> (V, V) {
     if V::TERNLOG {
@@ -396,32 +421,10 @@ fn decide_shared<V: Lane>(g: &mut LaneXoshiro<V>, bits: u32, valid: V) -> (V, V)
     }
     let (mut wall, mut tied) = (V::ZERO, valid);
     // Three separate `match`es (not a loop over one), so each jump has one target per threshold.
-    levels4_dispatch(g, (bits >> 8) & 15, &mut wall, &mut tied);
-    levels4_dispatch(g, (bits >> 4) & 15, &mut wall, &mut tied);
-    levels4_dispatch(g, bits & 15, &mut wall, &mut tied);
+    by_pattern!((bits >> 8) & 15, levels4::<V>(g, &mut wall, &mut tied));
+    by_pattern!((bits >> 4) & 15, levels4::<V>(g, &mut wall, &mut tied));
+    by_pattern!(bits & 15, levels4::<V>(g, &mut wall, &mut tied));
     (wall, tied)
-}
-
-#[inline(always)]
-fn levels4_dispatch<V: Lane>(g: &mut LaneXoshiro<V>, pat: u32, wall: &mut V, tied: &mut V) {
-    match pat {
-        0 => levels4::<V, 0>(g, wall, tied),
-        1 => levels4::<V, 1>(g, wall, tied),
-        2 => levels4::<V, 2>(g, wall, tied),
-        3 => levels4::<V, 3>(g, wall, tied),
-        4 => levels4::<V, 4>(g, wall, tied),
-        5 => levels4::<V, 5>(g, wall, tied),
-        6 => levels4::<V, 6>(g, wall, tied),
-        7 => levels4::<V, 7>(g, wall, tied),
-        8 => levels4::<V, 8>(g, wall, tied),
-        9 => levels4::<V, 9>(g, wall, tied),
-        10 => levels4::<V, 10>(g, wall, tied),
-        11 => levels4::<V, 11>(g, wall, tied),
-        12 => levels4::<V, 12>(g, wall, tied),
-        13 => levels4::<V, 13>(g, wall, tied),
-        14 => levels4::<V, 14>(g, wall, tied),
-        _ => levels4::<V, 15>(g, wall, tied),
-    }
 }
 
 /// Four levels of the top-down walk with `k`'s bits `P` (the first level is bit 3).
@@ -455,48 +458,28 @@ fn decide_shared_up<V: Lane>(g: &mut LaneXoshiro<V>, bits: u32, valid: V) -> (V,
     for rj in r.iter_mut() {
         *rj = g.next();
     }
-    let (mut ge, mut tied) = (V::ONES, valid);
-    // Three separate `match`es, each one jump with one target per threshold (predicted).
-    levels4_up_dispatch([r[8], r[9], r[10], r[11]], bits & 15, &mut ge, &mut tied);
-    levels4_up_dispatch([r[4], r[5], r[6], r[7]], (bits >> 4) & 15, &mut ge, &mut tied);
-    levels4_up_dispatch([r[0], r[1], r[2], r[3]], (bits >> 8) & 15, &mut ge, &mut tied);
+    // (ge, tied). Three separate `match`es, each one jump with one target per threshold
+    // (predicted).
+    let mut state = (V::ONES, valid);
+    by_pattern!(bits & 15, levels4_up::<V>(&r, 8, &mut state));
+    by_pattern!((bits >> 4) & 15, levels4_up::<V>(&r, 4, &mut state));
+    by_pattern!((bits >> 8) & 15, levels4_up::<V>(&r, 0, &mut state));
+    let (ge, tied) = state;
     (!ge & valid, tied)
 }
 
+/// Levels `o..o + 4` walked up: `r[o + 3]`, the least significant (`P`'s bit 0), first.
 #[inline(always)]
-fn levels4_up_dispatch<V: Lane>(r: [V; 4], pat: u32, ge: &mut V, tied: &mut V) {
-    let r = &r;
-    match pat {
-        0 => levels4_up::<V, 0>(r, ge, tied),
-        1 => levels4_up::<V, 1>(r, ge, tied),
-        2 => levels4_up::<V, 2>(r, ge, tied),
-        3 => levels4_up::<V, 3>(r, ge, tied),
-        4 => levels4_up::<V, 4>(r, ge, tied),
-        5 => levels4_up::<V, 5>(r, ge, tied),
-        6 => levels4_up::<V, 6>(r, ge, tied),
-        7 => levels4_up::<V, 7>(r, ge, tied),
-        8 => levels4_up::<V, 8>(r, ge, tied),
-        9 => levels4_up::<V, 9>(r, ge, tied),
-        10 => levels4_up::<V, 10>(r, ge, tied),
-        11 => levels4_up::<V, 11>(r, ge, tied),
-        12 => levels4_up::<V, 12>(r, ge, tied),
-        13 => levels4_up::<V, 13>(r, ge, tied),
-        14 => levels4_up::<V, 14>(r, ge, tied),
-        _ => levels4_up::<V, 15>(r, ge, tied),
-    }
-}
-
-/// Four levels walked up: `r[3]`, the least significant (`P`'s bit 0), first.
-#[inline(always)]
-fn levels4_up<V: Lane, const P: u32>(r: &[V; 4], ge: &mut V, tied: &mut V) {
+fn levels4_up<V: Lane, const P: u32>(r: &[V; LEVELS as usize], o: usize, st: &mut (V, V)) {
+    let (ge, tied) = st;
     for j in 0..4 {
-        let rj = r[3 - j];
+        let rj = r[o + 3 - j];
         if (P >> j) & 1 == 1 {
-            *ge = rj & *ge;
-            *tied = *tied & rj;
+            *ge &= rj;
+            *tied &= rj;
         } else {
-            *ge = rj | *ge;
-            *tied = *tied & !rj;
+            *ge |= rj;
+            *tied &= !rj;
         }
     }
 }
