@@ -335,22 +335,23 @@ fn round_i128(x: f64) -> i128 {
 #[derive(Debug, Clone)]
 pub struct AccBuilder {
     acc: Acc,
-    vals: Vec<f64>,
-    keys: Vec<u64>,
+    /// The values recorded (`f64::to_bits`), overwritten in place by their histogram keys in
+    /// `finish`: one buffer, so a worker's memory is what it was when values were bucketed
+    /// one at a time.
+    raw: Vec<u64>,
 }
 
 impl AccBuilder {
     pub fn new(kind: Kind) -> AccBuilder {
         AccBuilder {
             acc: Acc::new(kind),
-            vals: Vec::new(),
-            keys: Vec::new(),
+            raw: Vec::new(),
         }
     }
 
     #[inline(always)]
     pub fn record(&mut self, v: f64) {
-        self.vals.push(v);
+        self.raw.push(v.to_bits());
     }
 
     /// The accumulator of everything recorded since the last `finish`; the builder is emptied
@@ -373,10 +374,10 @@ impl AccBuilder {
         } else {
             (a.min, a.max)
         };
-        let mut keys = std::mem::take(&mut self.keys);
-        keys.clear();
-        keys.reserve(self.vals.len());
-        for &v in &self.vals {
+        // Key `j` overwrites value `i >= j` (NaNs get none), after that value was read.
+        let mut j = 0;
+        for i in 0..self.raw.len() {
+            let v = f64::from_bits(self.raw[i]);
             if v.is_nan() {
                 missing += 1;
                 continue;
@@ -390,24 +391,25 @@ impl AccBuilder {
             // Bucketed before sorting: a chunk's values fall in a few hundred buckets, and
             // pattern-defeating quicksort orders many equal keys faster than as many values.
             let h = round_i128(v * scale).clamp(0, u64::MAX as i128) as u64;
-            keys.push(b.lowest_equivalent(h));
+            self.raw[j] = b.lowest_equivalent(h);
+            j += 1;
         }
         let a = &mut self.acc;
         (a.n, a.missing, a.sum, a.sumsq) = (n, missing, sum, sumsq);
         if n > 0 {
             (a.min, a.max) = (min, max);
         }
-        self.keys = keys;
-        self.vals.clear();
-        self.keys.sort_unstable();
+        let keys = &mut self.raw[..j];
+        keys.sort_unstable();
         let mut hist = std::mem::take(&mut out.hist);
         hist.clear();
-        for &k in &self.keys {
+        for &k in keys.iter() {
             match hist.last_mut() {
                 Some((lk, c)) if *lk == k => *c += 1,
                 _ => hist.push((k, 1)),
             }
         }
+        self.raw.clear();
         let kind = self.acc.kind;
         *out = std::mem::replace(&mut self.acc, Acc::new(kind));
         out.hist = hist;
