@@ -334,7 +334,7 @@ fn round_i128(x: f64) -> i128 {
 /// registers. The result is the same, value for value and in the same order.
 #[derive(Debug, Clone)]
 pub struct AccBuilder {
-    acc: Acc,
+    kind: Kind,
     /// The values recorded (`f64::to_bits`), overwritten in place by their histogram keys in
     /// `finish`: one buffer, so a worker's memory is what it was when values were bucketed
     /// one at a time.
@@ -344,7 +344,7 @@ pub struct AccBuilder {
 impl AccBuilder {
     pub fn new(kind: Kind) -> AccBuilder {
         AccBuilder {
-            acc: Acc::new(kind),
+            kind,
             raw: Vec::new(),
         }
     }
@@ -355,25 +355,20 @@ impl AccBuilder {
     }
 
     /// The accumulator of everything recorded since the last `finish`; the builder is emptied
-    /// (keeping its buffers).
+    /// (keeping its buffer).
     pub fn finish(&mut self) -> Acc {
-        let mut acc = Acc::new(self.acc.kind);
+        let mut acc = Acc::new(self.kind);
         self.finish_into(&mut acc);
         acc
     }
 
     /// [`AccBuilder::finish`] into `out`, reusing its histogram's buffer.
     pub fn finish_into(&mut self, out: &mut Acc) {
-        let (fix, scale) = (self.acc.kind.fix(), self.acc.kind.hist());
+        let (fix, scale) = (self.kind.fix(), self.kind.hist());
         let b = buckets();
         // Locals, not fields: the loop's sums stay in registers.
-        let a = &self.acc;
-        let (mut n, mut missing, mut sum, mut sumsq) = (a.n, a.missing, a.sum, a.sumsq);
-        let (mut min, mut max) = if a.n == 0 {
-            (f64::INFINITY, f64::NEG_INFINITY)
-        } else {
-            (a.min, a.max)
-        };
+        let (mut n, mut missing, mut sum, mut sumsq) = (0u64, 0u64, 0i128, 0i128);
+        let (mut min, mut max) = (f64::INFINITY, f64::NEG_INFINITY);
         // Key `j` overwrites value `i >= j` (NaNs get none), after that value was read.
         let mut j = 0;
         for i in 0..self.raw.len() {
@@ -394,11 +389,6 @@ impl AccBuilder {
             self.raw[j] = b.lowest_equivalent(h);
             j += 1;
         }
-        let a = &mut self.acc;
-        (a.n, a.missing, a.sum, a.sumsq) = (n, missing, sum, sumsq);
-        if n > 0 {
-            (a.min, a.max) = (min, max);
-        }
         let keys = &mut self.raw[..j];
         keys.sort_unstable();
         let mut hist = std::mem::take(&mut out.hist);
@@ -410,9 +400,17 @@ impl AccBuilder {
             }
         }
         self.raw.clear();
-        let kind = self.acc.kind;
-        *out = std::mem::replace(&mut self.acc, Acc::new(kind));
-        out.hist = hist;
+        *out = Acc {
+            kind: self.kind,
+            n,
+            missing,
+            sum,
+            sumsq,
+            // Acc keeps 0 while nothing was recorded.
+            min: if n > 0 { min } else { 0.0 },
+            max: if n > 0 { max } else { 0.0 },
+            hist,
+        };
     }
 }
 
