@@ -252,11 +252,27 @@ fn explain_names_every_clause_with_cost_and_rate() {
     assert!(c.costs.of(Metric::PathLength) > c.costs.of(Metric::FloorFraction));
 }
 
-/// A scratch folder for checkpoint tests (removed first).
-fn scratch_dir(name: &str) -> std::path::PathBuf {
+/// A scratch folder for checkpoint tests: removed first, and again when dropped (a passing or
+/// failing test leaves nothing behind in the temp folder).
+struct ScratchDir(std::path::PathBuf);
+
+impl std::ops::Deref for ScratchDir {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn scratch_dir(name: &str) -> ScratchDir {
     let d = std::env::temp_dir().join(format!("cavesweep-unit-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
-    d
+    ScratchDir(d)
 }
 
 #[test]
@@ -361,7 +377,6 @@ fn damaged_checkpoint_records_are_rerun() {
         rows: 3,
     };
     ck.finish(mark).unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Survivors of the fractions gathered into lane batches of their own (chosen for queries whose
