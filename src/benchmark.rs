@@ -205,26 +205,43 @@ pub fn bench_recipe(
     })
 }
 
-/// Microseconds per cave of each stage of the pipeline, one thread.
+/// Microseconds per cave of each stage of the pipeline, one thread: median, minimum and maximum
+/// over the repeats. On a shared machine the minimum is the figure a quiet one approaches; the
+/// median is what a run of that length got.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Stages {
-    pub fill: f64,
-    pub passes: f64,
+    pub fill: Spread,
+    pub passes: Spread,
     /// Copying caves out of SIMD lanes to their grids (0 when caves are made one at a time).
-    pub copy: f64,
-    pub post: f64,
+    pub copy: Spread,
+    pub post: Spread,
     /// Measuring as the pipeline does: a whole lane batch at once where the recipe allows
     /// (see [`crate::generate`]), else cave by cave.
-    pub measure: f64,
+    pub measure: Spread,
     /// Measuring one cave at a time ([`Measurer::measure`]), as the tail of a range and recipes
     /// that are not batched do.
-    pub measure_one: f64,
+    pub measure_one: Spread,
     /// The whole pipeline, measured on its own (so not exactly the sum).
-    pub total: f64,
+    pub total: Spread,
+}
+
+impl Stages {
+    /// The stages in table order: fill, passes, copy, post, measure, measure_one, total.
+    pub fn all(&self) -> [Spread; 7] {
+        [
+            self.fill,
+            self.passes,
+            self.copy,
+            self.post,
+            self.measure,
+            self.measure_one,
+            self.total,
+        ]
+    }
 }
 
 /// Time each stage of `recipe`'s pipeline on `simd`, one thread: `repeats` samples of
-/// `slice` each; each figure is the median over the samples.
+/// `slice` each, summarised per stage ([`Spread`]).
 pub fn stage_times(
     recipe: &Recipe,
     metrics: MetricSet,
@@ -282,13 +299,13 @@ pub fn stage_times(
         base += 1 << 48;
     }
     Ok(Stages {
-        fill: Spread::of(fill).median,
-        passes: Spread::of(passes).median,
-        copy: Spread::of(copy).median,
-        post: Spread::of(post).median,
-        measure: Spread::of(meas).median,
-        measure_one: Spread::of(meas1).median,
-        total: Spread::of(total).median,
+        fill: Spread::of(fill),
+        passes: Spread::of(passes),
+        copy: Spread::of(copy),
+        post: Spread::of(post),
+        measure: Spread::of(meas),
+        measure_one: Spread::of(meas1),
+        total: Spread::of(total),
     })
 }
 
@@ -367,9 +384,17 @@ mod tests {
     fn stages_and_paths_are_measured() {
         let r = crate::presets::preset("chapter-strict").unwrap();
         let slice = Duration::from_millis(10);
-        let s = stage_times(&r, MetricSet::ALL, Simd::SCALAR, 1, slice).unwrap();
+        let s = stage_times(&r, MetricSet::ALL, Simd::SCALAR, 3, slice).unwrap();
         // chapter-strict has no post-steps, so that stage is not timed.
-        assert_eq!(s.post, 0.0);
+        assert_eq!((s.post.median, s.post.max), (0.0, 0.0));
+        // Every other stage is, and each spread is ordered.
+        for (i, st) in s.all().into_iter().enumerate() {
+            assert!(
+                st.min <= st.median && st.median <= st.max,
+                "stage {i}: {st:?}"
+            );
+            assert!(i == 2 || i == 3 || st.min > 0.0, "stage {i}: {st:?}");
+        }
         let p = paths_rates(&r, MetricSet::ALL, 1, slice).unwrap();
         let paths: Vec<Simd> = p.iter().map(|(s, _)| *s).collect();
         assert_eq!(paths, Simd::available());
