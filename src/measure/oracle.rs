@@ -124,27 +124,59 @@ pub fn boundary(g: &ByteGrid) -> u64 {
     n
 }
 
-/// Is the `k x k` square with top-left `(y, x)` inside the grid and all FLOOR?
-fn square_floor(g: &ByteGrid, y: usize, x: usize, k: usize) -> bool {
-    y + k <= g.rows
-        && x + k <= g.cols
-        && (y..y + k).all(|yy| (x..x + k).all(|xx| g.get(yy, xx) == 0))
-}
-
-/// Largest k such that every cell with `in_comp` lies in an all-FLOOR k x k square.
+/// Largest k such that every cell with `in_comp` lies in an all-FLOOR k x k square (1 when no
+/// cell does; the caller only asks for a non-empty FLOOR component).
+///
+/// Plainly, level by level: `ok[y][x]` says whether the k x k square with top-left `(y, x)`
+/// lies inside the grid and is all FLOOR. For k = 1 that is the cell; a (k + 1)-square is the
+/// union of the four k-squares at `(y, x)`, `(y + 1, x)`, `(y, x + 1)` and `(y + 1, x + 1)`. A
+/// cell is covered when some square's top-left lies in the k x k window ending at the cell,
+/// counted with a 2D prefix sum of `ok`. O(cells) per k. A search of every square per cell
+/// (kept in the tests as this oracle's own oracle) costs ~cells x k^3 on open grids, which
+/// made the random measurement tests take from a fraction of a second to minutes.
 pub fn min_width(g: &ByteGrid, in_comp: &[bool]) -> u32 {
-    let covered = |k: usize| {
-        (0..g.rows).all(|y| {
-            (0..g.cols).all(|x| {
-                !in_comp[y * g.cols + x]
-                    || (0..k).any(|dy| {
-                        (0..k).any(|dx| y >= dy && x >= dx && square_floor(g, y - dy, x - dx, k))
-                    })
+    let (rows, cols) = (g.rows, g.cols);
+    let mut ok: Vec<bool> = (0..rows * cols).map(|i| g.cells[i] == 0).collect();
+    let covered = |ok: &[bool], k: usize| {
+        // sum[(y) * (cols + 1) + x] = squares with top-left in rows < y, columns < x.
+        let w = cols + 1;
+        let mut sum = vec![0u32; (rows + 1) * w];
+        for y in 0..rows {
+            for x in 0..cols {
+                sum[(y + 1) * w + x + 1] =
+                    ok[y * cols + x] as u32 + sum[y * w + x + 1] + sum[(y + 1) * w + x]
+                        - sum[y * w + x];
+            }
+        }
+        (0..rows).all(|y| {
+            (0..cols).all(|x| {
+                let (y0, x0) = ((y + 1).saturating_sub(k), (x + 1).saturating_sub(k));
+                let n = sum[(y + 1) * w + x + 1] + sum[y0 * w + x0]
+                    - sum[y0 * w + x + 1]
+                    - sum[(y + 1) * w + x0];
+                !in_comp[y * cols + x] || n > 0
             })
         })
     };
     let mut k = 1;
-    while covered(k + 1) {
+    // Past the grid's smaller side no square fits (and an empty `in_comp` stops here too).
+    while k < rows.min(cols) {
+        // ok for k + 1 from ok for k (squares that would leave the grid are false).
+        let next: Vec<bool> = (0..rows * cols)
+            .map(|i| {
+                let (y, x) = (i / cols, i % cols);
+                y + 1 < rows
+                    && x + 1 < cols
+                    && ok[i]
+                    && ok[i + 1]
+                    && ok[i + cols]
+                    && ok[i + cols + 1]
+            })
+            .collect();
+        if !covered(&next, k + 1) {
+            return k as u32;
+        }
+        ok = next;
         k += 1;
     }
     k as u32
@@ -300,5 +332,66 @@ fn bridge<R: rand_core::Rng + ?Sized>(g: &mut ByteGrid, rng: &mut R) {
         for y in ya.min(yb)..=ya.max(yb) {
             g.cells[y * g.cols + xb] = 0;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The definition, searched square by square (what `min_width` was until its runtime on
+    /// open grids mattered): every covered cell looks at every k x k square holding it.
+    fn min_width_by_search(g: &ByteGrid, in_comp: &[bool]) -> u32 {
+        let square = |y: usize, x: usize, k: usize| {
+            y + k <= g.rows
+                && x + k <= g.cols
+                && (y..y + k).all(|yy| (x..x + k).all(|xx| g.get(yy, xx) == 0))
+        };
+        let covered = |k: usize| {
+            (0..g.rows).all(|y| {
+                (0..g.cols).all(|x| {
+                    !in_comp[y * g.cols + x]
+                        || (0..k).any(|dy| {
+                            (0..k).any(|dx| y >= dy && x >= dx && square(y - dy, x - dx, k))
+                        })
+                })
+            })
+        };
+        let mut k = 1;
+        while covered(k + 1) {
+            k += 1;
+        }
+        k as u32
+    }
+
+    #[test]
+    fn min_width_is_the_search_of_every_square() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut widths = std::collections::BTreeSet::new();
+        for case in 0..400 {
+            let (rows, cols) = (1 + next() as usize % 24, 1 + next() as usize % 24);
+            let wall = next() % 40;
+            let mut g = ByteGrid::new(rows, cols);
+            for c in g.cells.iter_mut() {
+                *c = (next() % 100 < wall) as u8;
+            }
+            // The component of the first floor cell (4-connected), as `measure` asks.
+            let Some(first) = g.cells.iter().position(|&c| c == 0) else {
+                continue;
+            };
+            let (labels, _) = components(&g, Connectivity::Four);
+            let in_comp: Vec<bool> = labels.iter().map(|&l| l == labels[first]).collect();
+            let want = min_width_by_search(&g, &in_comp);
+            assert_eq!(min_width(&g, &in_comp), want, "case {case}: {rows}x{cols}");
+            widths.insert(want);
+        }
+        // The cases reach wide components, not only width 1.
+        assert!(widths.len() >= 5, "{widths:?}");
     }
 }
