@@ -132,7 +132,7 @@ pub fn boundary(g: &ByteGrid) -> u64 {
 /// union of the four k-squares at `(y, x)`, `(y + 1, x)`, `(y, x + 1)` and `(y + 1, x + 1)`. A
 /// cell is covered when some square's top-left lies in the k x k window ending at the cell,
 /// counted with a 2D prefix sum of `ok`. O(cells) per k. A search of every square per cell
-/// (kept in the tests as this oracle's own oracle) costs ~cells x k^3 on open grids, which
+/// (kept in measure/tests.rs as this oracle's own oracle) costs ~cells x k^3 on open grids, which
 /// made the random measurement tests take from a fraction of a second to minutes.
 pub fn min_width(g: &ByteGrid, in_comp: &[bool]) -> u32 {
     let (rows, cols) = (g.rows, g.cols);
@@ -332,66 +332,5 @@ fn bridge<R: rand_core::Rng + ?Sized>(g: &mut ByteGrid, rng: &mut R) {
         for y in ya.min(yb)..=ya.max(yb) {
             g.cells[y * g.cols + xb] = 0;
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The definition, searched square by square (what `min_width` was until its runtime on
-    /// open grids mattered): every covered cell looks at every k x k square holding it.
-    fn min_width_by_search(g: &ByteGrid, in_comp: &[bool]) -> u32 {
-        let square = |y: usize, x: usize, k: usize| {
-            y + k <= g.rows
-                && x + k <= g.cols
-                && (y..y + k).all(|yy| (x..x + k).all(|xx| g.get(yy, xx) == 0))
-        };
-        let covered = |k: usize| {
-            (0..g.rows).all(|y| {
-                (0..g.cols).all(|x| {
-                    !in_comp[y * g.cols + x]
-                        || (0..k).any(|dy| {
-                            (0..k).any(|dx| y >= dy && x >= dx && square(y - dy, x - dx, k))
-                        })
-                })
-            })
-        };
-        let mut k = 1;
-        while covered(k + 1) {
-            k += 1;
-        }
-        k as u32
-    }
-
-    #[test]
-    fn min_width_is_the_search_of_every_square() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
-        let mut widths = std::collections::BTreeSet::new();
-        for case in 0..400 {
-            let (rows, cols) = (1 + next() as usize % 24, 1 + next() as usize % 24);
-            let wall = next() % 40;
-            let mut g = ByteGrid::new(rows, cols);
-            for c in g.cells.iter_mut() {
-                *c = (next() % 100 < wall) as u8;
-            }
-            // The component of the first floor cell (4-connected), as `measure` asks.
-            let Some(first) = g.cells.iter().position(|&c| c == 0) else {
-                continue;
-            };
-            let (labels, _) = components(&g, Connectivity::Four);
-            let in_comp: Vec<bool> = labels.iter().map(|&l| l == labels[first]).collect();
-            let want = min_width_by_search(&g, &in_comp);
-            assert_eq!(min_width(&g, &in_comp), want, "case {case}: {rows}x{cols}");
-            widths.insert(want);
-        }
-        // The cases reach wide components, not only width 1.
-        assert!(widths.len() >= 5, "{widths:?}");
     }
 }

@@ -962,3 +962,53 @@ fn smoothing_pass() -> crate::rule::Pass {
         crate::rule::Border::Solid,
     )
 }
+
+/// The definition of `min_width`, searched square by square (what the oracle was until its
+/// runtime on open grids mattered): every covered cell looks at every k x k square holding it.
+fn min_width_by_search(g: &ByteGrid, in_comp: &[bool]) -> u32 {
+    let square = |y: usize, x: usize, k: usize| {
+        y + k <= g.rows
+            && x + k <= g.cols
+            && (y..y + k).all(|yy| (x..x + k).all(|xx| g.get(yy, xx) == 0))
+    };
+    let covered = |k: usize| {
+        (0..g.rows).all(|y| {
+            (0..g.cols).all(|x| {
+                !in_comp[y * g.cols + x]
+                    || (0..k)
+                        .any(|dy| (0..k).any(|dx| y >= dy && x >= dx && square(y - dy, x - dx, k)))
+            })
+        })
+    };
+    let mut k = 1;
+    while covered(k + 1) {
+        k += 1;
+    }
+    k as u32
+}
+
+#[test]
+fn min_width_oracle_is_the_search_of_every_square() {
+    let mut r = Mix(0x2545_f491_4f6c_dd1d);
+    let mut widths = std::collections::BTreeSet::new();
+    for case in 0..400u64 {
+        let (rows, cols) = (1 + r.below(24), 1 + r.below(24));
+        let mut g = ByteGrid::new(rows, cols);
+        fill_cells(&mut g, r.below(40) as f64 / 100.0, case);
+        // The component of the first floor cell (4-connected), as `measure` asks.
+        let Some(first) = g.cells.iter().position(|&c| c == 0) else {
+            continue;
+        };
+        let (labels, _) = oracle::components(&g, Connectivity::Four);
+        let in_comp: Vec<bool> = labels.iter().map(|&l| l == labels[first]).collect();
+        let want = min_width_by_search(&g, &in_comp);
+        assert_eq!(
+            oracle::min_width(&g, &in_comp),
+            want,
+            "case {case}: {rows}x{cols}"
+        );
+        widths.insert(want);
+    }
+    // The cases reach wide components, not only width 1.
+    assert!(widths.len() >= 5, "{widths:?}");
+}
