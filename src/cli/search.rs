@@ -141,9 +141,9 @@ impl Sink for CsvSink<'_> {
         let pb = self.bar.get_or_insert_with(|| progress_bar(p.total));
         pb.set_position(p.examined);
         pb.set_message(format!(
-            "{} matches, {:.0} seeds/s",
+            "{} matches, {} seeds/s",
             p.matches,
-            pb.per_sec()
+            super::fmt_rate(pb.per_sec())
         ));
     }
 }
@@ -339,7 +339,7 @@ pub fn main(a: SearchArgs) -> Result<()> {
         _ => String::new(),
     };
     let secs = report.elapsed.as_secs_f64();
-    let rate = report.examined as f64 / secs.max(1e-9);
+    let rate = super::fmt_rate(report.examined as f64 / secs.max(1e-9));
     let dest = a
         .out
         .as_ref()
@@ -350,7 +350,7 @@ pub fn main(a: SearchArgs) -> Result<()> {
                 c.finish(written)?;
             }
             eprintln!(
-                "searched {} seeds in {secs:.2} s ({rate:.0} seeds/s on {threads} threads){resumed}: {} rows -> {dest}",
+                "searched {} seeds in {secs:.2} s ({rate} seeds/s on {threads} threads){resumed}: {} rows -> {dest}",
                 report.examined, report.rows
             );
             Ok(())
@@ -364,7 +364,7 @@ pub fn main(a: SearchArgs) -> Result<()> {
                 None => String::new(),
             };
             eprintln!(
-                "interrupted after {} seeds ({rate:.0} seeds/s): {} rows of the finished chunks -> {dest}{again}",
+                "interrupted after {} seeds ({rate} seeds/s): {} rows of the finished chunks -> {dest}{again}",
                 report.examined, report.rows
             );
             std::process::exit(130);

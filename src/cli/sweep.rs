@@ -228,7 +228,7 @@ fn run_shard(
         eprintln!("cavesweep: {label}repaired: {r}");
     }
     let secs = report.elapsed.as_secs_f64();
-    let rate = report.seeds_run as f64 / secs.max(1e-9);
+    let rate = super::fmt_rate(report.seeds_run as f64 / secs.max(1e-9));
     let pass = report.passed as f64 / report.seeds_done.max(1) as f64;
     match report.outcome {
         Outcome::Complete if report.verified => {
@@ -243,7 +243,7 @@ fn run_shard(
         }
         Outcome::Complete => {
             eprintln!(
-                "{label}swept {} caves ({} grid points x {} seeds{}) in {secs:.2} s: {rate:.0} caves/s on {threads} threads, pass rate {:.2}% -> {}",
+                "{label}swept {} caves ({} grid points x {} seeds{}) in {secs:.2} s: {rate} caves/s on {threads} threads, pass rate {:.2}% -> {}",
                 report.seeds_done,
                 plan.n_points(),
                 plan.n_seeds(),
@@ -258,7 +258,7 @@ fn run_shard(
         }
         Outcome::Interrupted => {
             eprintln!(
-                "{label}interrupted after {} of {} caves ({rate:.0} caves/s); progress saved in {}: rerun the same command to resume",
+                "{label}interrupted after {} of {} caves ({rate} caves/s); progress saved in {}: rerun the same command to resume",
                 report.seeds_done,
                 report.seeds_total,
                 out.display()
