@@ -2,7 +2,8 @@
 //! caves (the default chunk of a big sweep) recorded into an accumulator and finished into
 //! its sums, extremes and histogram, for a fraction (values spread like a chapter cave's floor
 //! fraction) and a count (small integers like a component count). A sweep does this for each
-//! metric and trajectory step, ten times per cave with five metrics and four steps.
+//! metric and trajectory value: ten per cave with five metrics and four steps (the wall
+//! fraction after the fill and after each step).
 
 use cavesweep::sweep::stats::{Acc, AccBuilder, Kind};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};

@@ -326,8 +326,8 @@ fn round_i128(x: f64) -> i128 {
 
 /// The histogram of `values` (histogram values, not yet bucketed) into `hist`, by bucketing
 /// each value with `hdrhistogram` and sorting the keys: the general method, for values past
-/// [`Tally`]'s range. Pattern-defeating quicksort orders many equal keys quickly, but still
-/// ~20 cycles per value for a chunk's thousands: the tally does the common case in ~5.
+/// [`Tally`]'s range. It was the only method before the tally, whose table made 1-thread
+/// sweeps 2.5-5.7% faster.
 fn hist_by_sort(b: &Histogram<u64>, values: &mut [u64], hist: &mut Vec<(u64, u64)>) {
     for h in values.iter_mut() {
         *h = b.lowest_equivalent(*h);
@@ -368,6 +368,10 @@ pub(crate) struct Tally {
 /// Bucket indices the table covers: values below 2^25 (fractions at the histogram's 1e6
 /// scale, and counts up to 33.5 million); larger ones take the sort.
 const TALLY_LEN: usize = 1 << 14;
+
+// The tally's index arithmetic (2048 sub-buckets, 1024 per bucket past the first) is that of
+// 3 significant digits.
+const _: () = assert!(HIST_SIGFIG == 3);
 
 impl Tally {
     const fn new() -> Tally {
