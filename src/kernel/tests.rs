@@ -10,7 +10,7 @@ use crate::oracle::ByteGrid;
 use crate::simd::{Isa, Lane, Simd, Task};
 
 const WIDTHS: [usize; 12] = [1, 2, 63, 64, 65, 127, 128, 140, 200, 300, 449, 512];
-const HEIGHTS: [usize; 4] = [1, 2, 3, 90];
+const HEIGHTS: [usize; 6] = [1, 2, 3, 6, 7, 90];
 
 fn random_grid(rows: usize, cols: usize, density: u32, seed: u64) -> Grid {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
