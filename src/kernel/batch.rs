@@ -12,9 +12,9 @@
 //! outside the cave zero between steps), but a row is `wpr` vectors with no rounding, so
 //! `stride = wpr + 2`. The step kernel is the row kernel's arithmetic with the neighbour words
 //! taken from the neighbouring vectors instead of shifted loads; it also counts each lane's
-//! walls for the trajectory: per vector where the clone has three-input logic (`vpopcntq` with
-//! VPOPCNTDQ), carry-save over four rows and one popcount per four without (AVX2's `vpshufb`
-//! nibble table costs 8 ops a vector; see [`WallCount`]).
+//! walls for the trajectory: per vector in the AVX-512 clones (one `vpopcntq` with VPOPCNTDQ),
+//! carry-save over four rows with one popcount per four in the others (AVX2's `vpshufb` nibble
+//! table costs 8 ops a vector; see `WallCount` below).
 
 use super::lanes::{Lane, full_add, hsum3_parts};
 use super::sync::RuleEval;
@@ -380,8 +380,8 @@ pub fn step_lanes<V: Lane, R: RuleEval>(
 /// Rows `ys` (non-empty) of the word column at `base` (the vector above row 0) stepped from `d`
 /// to `out`, each output `& m | e` when `FIX`; returns `count` plus their walls.
 ///
-/// The walls (the trajectory's count) are counted as [`WallCount`] does: per word where the
-/// vector has three-input logic, carry-save over four rows without it (AVX2, SSE2, scalar).
+/// The walls (the trajectory's count) are counted as [`WallCount`] does: per vector in the
+/// AVX-512 clones, carry-save over four rows in the others (AVX2, SSE2, scalar).
 ///
 /// # Safety
 /// `d` and `out` must hold the rows `ys.start - 1 ..= ys.end` of the column and the vectors
@@ -456,10 +456,12 @@ unsafe fn strip<V: Lane, R: RuleEval, const FIX: bool>(
 
 /// Walls per lane of a stream of vectors.
 ///
-/// With a cheap per-word popcount (`vpopcntq`, or the AVX-512 clones' table, where three-input
-/// logic also makes the carry-save adders no cheaper) each vector is counted as it comes.
-/// Without (AVX2: the `vpshufb` nibble table, 8 ops per vector with the add; SSE2 and the
-/// scalar baseline: a shift-and-mask tree), four vectors are first added bitwise into running
+/// In the AVX-512 clones each vector is counted as it comes: with VPOPCNTDQ that is one
+/// `vpopcntq`, which the adders could not beat. (The clone without VPOPCNTDQ, Skylake-X's, pays
+/// the nibble table per vector and would gain from the adders too, but the lane type, which
+/// picks the method, is the same `W8` in both AVX-512 clones.) In the others (AVX2: the
+/// `vpshufb` nibble table, 8 ops per vector with the add; SSE2 and the scalar baseline: a
+/// shift-and-mask tree), four vectors are first added bitwise into running
 /// ones and twos planes, Harley-Seal style: `ones + v0 + v1 -> (ones, t0)`, `ones + v2 + v3 ->
 /// (ones, t1)`, `twos + t0 + t1 -> (twos, f)`, three full adders of 5 ops, and only `f` (worth
 /// 4 each) is counted per group: 23 ops per 4 vectors against 32. The planes are counted once,
