@@ -431,16 +431,12 @@ unsafe fn strip<V: Lane, R: RuleEval, const FIX: bool>(
         let mut y = ys.start;
         if WallCount::<V>::CARRY_SAVE {
             while y + 4 <= ys.end {
-                let o = base + (y + 1) * stride;
-                let st = (&mut above, &mut here);
-                let v0 = row::<V, R, FIX>(d, out, o, stride, rule, (m, e), st);
-                let st = (&mut above, &mut here);
-                let v1 = row::<V, R, FIX>(d, out, o + stride, stride, rule, (m, e), st);
-                let st = (&mut above, &mut here);
-                let v2 = row::<V, R, FIX>(d, out, o + 2 * stride, stride, rule, (m, e), st);
-                let st = (&mut above, &mut here);
-                let v3 = row::<V, R, FIX>(d, out, o + 3 * stride, stride, rule, (m, e), st);
-                walls.add4(v0, v1, v2, v3);
+                let mut vs = [V::ZERO; 4];
+                for (j, v) in vs.iter_mut().enumerate() {
+                    let o = base + (y + j + 1) * stride;
+                    *v = row::<V, R, FIX>(d, out, o, stride, rule, (m, e), (&mut above, &mut here));
+                }
+                walls.add4(vs);
                 y += 4;
             }
         }
@@ -495,7 +491,7 @@ impl<V: Lane> WallCount<V> {
     }
 
     #[inline(always)]
-    fn add4(&mut self, v0: V, v1: V, v2: V, v3: V) {
+    fn add4(&mut self, [v0, v1, v2, v3]: [V; 4]) {
         debug_assert!(Self::CARRY_SAVE);
         let (ones, t0) = full_add(self.ones, v0, v1);
         let (ones, t1) = full_add(ones, v2, v3);
@@ -700,7 +696,7 @@ mod tests {
                     }
                 }
                 if !rng.next_u64().is_multiple_of(5) {
-                    w.add4(vs[0], vs[1], vs[2], vs[3]);
+                    w.add4(vs);
                 } else {
                     vs.iter().for_each(|&v| w.add(v));
                 }
