@@ -9,7 +9,9 @@
 #   variants  one 10,000-seed sweep per preset + cavesweep report -> results/variants/
 #   report    a 1,025-point fill x steps sweep + cavesweep report (timed) -> results/grid/
 #   gallery   a typical cave per preset + the chapter's seed 42 (numpy RNG) -> results/gallery/
-#   kernels   cargo bench --bench kernels --bench inplace -> results/kernels.md (SKIP_BENCH=1 skips)
+#   kernels   cargo bench --bench kernels --bench inplace -> results/kernels.md (SKIP_BENCH=1 skips;
+#             KERNELS_OUT=FILE writes FILE instead, e.g. results/kernels-avx2.md from a machine
+#             without AVX-512, which cannot run the AVX-512 rows of results/kernels.md)
 #   bench     cavesweep bench --seconds 3                -> results/bench/      (SKIP_BENCH=1 skips;
 #             BENCH_SECONDS=S changes the 3, e.g. for a quick smoke test)
 #   gridbench scripts/grid_results.sh (sweeps of 1,025 and 100,000-point grids) -> results/bench/grid.md
@@ -34,7 +36,7 @@ cd "$(dirname "$0")/.."
 WORK="${RESULTS_WORK:-target/results-work}"
 BIN="${CARGO_TARGET_DIR:-target}/release/cavesweep"
 SEEDS="0..10000"
-CMD="scripts/make_results.sh"
+CMD="${ONLY:+ONLY=\"$ONLY\" }${KERNELS_OUT:+KERNELS_OUT=$KERNELS_OUT }scripts/make_results.sh"
 DATE="$(date -u '+%Y-%m-%d %H:%M UTC')"
 MODEL="$(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -n 1)"
 MACHINE="${MODEL:-unknown CPU}, $(nproc) cores (nproc)"
@@ -264,7 +266,7 @@ do_kernels() {
   cargo bench --bench fill
   # Instruction census of the dispatched AVX-512 clone richest in vpternlog (scripts/asm_census.py).
   objdump -d --no-show-raw-insn -C "$BIN" | python3 scripts/asm_census.py >"$WORK/step_sync_asm.txt" || true
-  python3 scripts/kernels_report.py --out results/kernels.md --provenance "$PROV" \
+  python3 scripts/kernels_report.py --out "${KERNELS_OUT:-results/kernels.md}" --provenance "$PROV" \
     --asm "$WORK/step_sync_asm.txt"
 }
 
@@ -309,6 +311,7 @@ do_index() {
       "grid/README.md|\`cavesweep report\` of a 1,025-point grid (fill x steps, 500 seeds each)${GRID_SECONDS:+, rendered in $GRID_SECONDS s}: heatmaps of pass rate and every metric." \
       "gallery/README.md|A typical cave per preset and the chapter's seed 42, as PNGs." \
       "kernels.md|The step kernels against the scalar oracle, in cell updates per second." \
+      "kernels-avx2.md|The same on a machine without AVX-512 (\`KERNELS_OUT\`): the paths it has, and the one it dispatches to." \
       "bench/README.md|Throughput per preset (1 thread, all threads, kernels, the scalar oracle)." \
       "bench/search.md|Seed search: lazy evaluation against generation alone, search --top against sweep, a query plan." \
       "bench/grid.md|Sweeps of 1,025- and 100,000-point grids against one point: caves/s and peak memory." \
