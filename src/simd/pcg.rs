@@ -30,6 +30,13 @@
 //! (7.9 us per 90x140 cave at 2.3 GHz, against 19.4 us for the scalar chains). Tried and not
 //! better: 1, 2 or 8 vectors of chains instead of 4 (8 spills registers), storing each
 //! compare mask as a byte instead of assembling words in a register.
+//!
+//! **The AVX2 kernel, tried and not better:** scalar chains beside the vector chains in the
+//! same loop, so the scalar multiplier would work while the vector ones do (2 vectors of 4
+//! chains + 8 scalar, 3 + 4, 4 + 16; AMD Zen 3, 2026-12-02). No consistent gain over 4 vectors
+//! alone: one scalar cell costs ~20 instructions (3 multiplies, the 128-bit adds, XSL-RR, the
+//! compare, register moves) against ~12 vector ops per cell, and the loop is bound by how many
+//! instructions issue per cycle, not by the multipliers.
 
 use crate::rng::{PCG_MULT, pcg_jump};
 
