@@ -40,6 +40,11 @@ CMD="${ONLY:+ONLY=\"$ONLY\" }${KERNELS_OUT:+KERNELS_OUT=$KERNELS_OUT }scripts/ma
 DATE="$(date -u '+%Y-%m-%d %H:%M UTC')"
 MODEL="$(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -n 1)"
 MACHINE="${MODEL:-unknown CPU}, $(nproc) cores (nproc)"
+# KERNELS_OUT is checked before minutes of benches, not when the report is written at the end.
+if [ -n "${KERNELS_OUT:-}" ] && ! { [ -d "$(dirname -- "$KERNELS_OUT")" ] && [ -w "$(dirname -- "$KERNELS_OUT")" ]; }; then
+  echo "make_results: KERNELS_OUT=$KERNELS_OUT: its folder does not exist or is not writable" >&2
+  exit 2
+fi
 # The provenance line every generated markdown file carries.
 PROV="Made by \`$CMD\` on $DATE, machine: $MACHINE."
 
