@@ -742,8 +742,10 @@ impl Task for BatchTask<'_> {
                         b0.view::<I::Lanes>(rows, cols),
                     )
                 };
-                // Guards of the other buffer read as FLOOR until a step prepares them.
-                b.clear_edges();
+                // The other buffer's guard rows read as FLOOR until a step prepares them; its
+                // rows are all written by the first step, its side guards never read unless a
+                // step prepares them (see `LaneGrid::clear_guard_rows`).
+                b.clear_guard_rows();
                 for pass in &recipe.passes {
                     for _ in 0..pass.repeat {
                         let c = if let Some(masks) = kernel::sync_moore(pass) {

@@ -109,7 +109,9 @@ impl Task for LanesTask<'_> {
             a.grid_to_lane(k, &self.grids[k % self.grids.len()]);
         }
         a.clear_edges();
-        b.clear_edges();
+        // As the generator leaves the second buffer: guard rows zero, side guards and padding
+        // stale (all ones here), so a step that read them unprepared would show.
+        b.clear_guard_rows();
         let masks = sync_moore(self.pass).expect("a sync Moore pass");
         let mut counts = vec![vec![]; n];
         for _ in 0..self.pass.repeat {
