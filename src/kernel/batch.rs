@@ -698,7 +698,9 @@ impl Lanes {
                 } else {
                     (b1.view::<I::Lanes>(l.rows, l.cols), b0.view(l.rows, l.cols))
                 };
-                b.clear_edges();
+                // As the pipeline does (`generate`'s steps phase): the destination needs only
+                // its guard rows zeroed, since every step writes each of its rows.
+                b.clear_guard_rows();
                 let mut counts = [0u64; 8];
                 for _ in 0..pass.repeat {
                     let c = super::step_lanes(&mut a, &mut b, masks, pass.outside, pass.border);
