@@ -19,7 +19,7 @@ DATE="$(date -u '+%Y-%m-%d %H:%M UTC')"
 MODEL="$(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -n 1)"
 MACHINE="${MODEL:-unknown CPU}, $(nproc) cores (nproc)"
 
-"$BIN" bench --grid --repeats 3 --out "$OUT" | tee "$WORK/bench-grid.txt"
+"$BIN" bench --grid --repeats 3 --out "$OUT" --force | tee "$WORK/bench-grid.txt"
 
 # name | sweep flags (all with --per-seed none and default metrics, as a user would type them)
 CASES=(
@@ -61,7 +61,7 @@ rows+=("| seeds 0..18446744073709551615, stopped with Ctrl-C after 5 s ($done_se
   echo
   echo "## Grid against one point, same run"
   echo
-  echo "Command: \`cavesweep bench --grid --repeats 3 --out results/bench\` (numbers also in \`grid.csv\`)."
+  echo "Command: \`cavesweep bench --grid --repeats 3 --out results/bench --force\` (numbers also in \`grid.csv\`)."
   echo "*Matched work* compares grids of chapter-strict caves (13 steps, fill spread over"
   echo "0.50-0.60) with one point at the middle fill (0.55) and as many seeds as the grid has caves."
   echo "The match is not exact: a cave's cost rises steeply with fill, through labelling. One"

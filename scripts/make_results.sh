@@ -72,14 +72,14 @@ do_build() {
 
 do_chapter() {
   mkdir -p results/chapter
-  "$BIN" reproduce chapter --out results/chapter
+  "$BIN" reproduce chapter --out results/chapter --force
   # report.md is the engine's byte-stable output; the provenance goes beside it.
   cat >results/chapter/README.md <<EOF
 # The chapter reproduced
 
 $PROV
 
-Command: \`cavesweep reproduce chapter --out results/chapter\` (seeds 0..199, numpy's
+Command: \`cavesweep reproduce chapter --out results/chapter --force\` (seeds 0..199, numpy's
 \`default_rng\` replayed bit for bit). Files: [report.md](report.md) (the chapter's claims beside
 our measurements), \`trajectory.csv\` (wall fraction per step), \`seeds.csv\` (per seed).
 EOF
@@ -221,13 +221,13 @@ do_gallery() {
 do_bench() {
   mkdir -p results/bench
   local secs="${BENCH_SECONDS:-3}"
-  "$BIN" bench --seconds "$secs" --out results/bench | tee "$WORK/bench.txt"
+  "$BIN" bench --seconds "$secs" --out results/bench --force | tee "$WORK/bench.txt"
   {
     echo "# Throughput per preset"
     echo
     echo "$PROV"
     echo
-    echo "Command: \`cavesweep bench --seconds $secs --out results/bench\` (numbers also in \`bench.csv\`)."
+    echo "Command: \`cavesweep bench --seconds $secs --out results/bench --force\` (numbers also in \`bench.csv\`)."
     echo "The machine is shared, so other work may have slowed some figures; the table gives the"
     echo "median and [min-max] of the repeats."
     echo
@@ -240,7 +240,7 @@ do_bench() {
 do_search() {
   mkdir -p results/bench
   local query='components<=2 && (path_length<=110 || min_width>=2) && floor_fraction>=0.62'
-  "$BIN" bench --search --repeats 3 --out results/bench | tee "$WORK/search.txt"
+  "$BIN" bench --search --repeats 3 --out results/bench --force | tee "$WORK/search.txt"
   "$BIN" search --preset classic-4-5 --set exit=5,5 --seeds 0..1000000 --where "$query" --explain \
     >"$WORK/explain.txt"
   {
@@ -248,7 +248,7 @@ do_search() {
     echo
     echo "$PROV"
     echo
-    echo "Command: \`cavesweep bench --search --repeats 3 --out results/bench\` (numbers also in"
+    echo "Command: \`cavesweep bench --search --repeats 3 --out results/bench --force\` (numbers also in"
     echo "\`search.csv\`, with the command of every figure). Each search figure is measured"
     echo "alternately with its comparison in the same run; median and [min-max] of the repeats."
     echo

@@ -219,6 +219,51 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     f.commit()
 }
 
+/// Whether writing `bytes` to `path` loses nothing: `path` does not exist, or is not a regular
+/// file (then [`write_atomic`] refuses it with its own error), or already holds exactly these
+/// bytes, as when a deterministic command is rerun. Commands that write files a user did not
+/// make through a store (`run --png`, `reproduce --out`, `bench --out`, `search --png-dir`)
+/// ask this first and refuse a different file unless `--force`: an earlier result is never
+/// replaced silently.
+pub fn replaces_nothing(path: &Path, bytes: &[u8]) -> io::Result<bool> {
+    let meta = match fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(true),
+        Err(e) => return Err(e),
+    };
+    if !meta.is_file() {
+        return Ok(true);
+    }
+    if meta.len() != bytes.len() as u64 {
+        return Ok(false);
+    }
+    let mut old = Vec::with_capacity(bytes.len());
+    File::open(path)?
+        .take(bytes.len() as u64 + 1)
+        .read_to_end(&mut old)?;
+    Ok(old == bytes)
+}
+
+/// Check every `(path, bytes)` with [`replaces_nothing`] before any is written, so a refusal
+/// leaves all of them as they were. The error names the first file that would be replaced.
+pub fn check_no_replace<'a>(
+    files: impl IntoIterator<Item = (&'a Path, &'a [u8])>,
+) -> Result<(), String> {
+    for (path, bytes) in files {
+        match replaces_nothing(path, bytes) {
+            Ok(true) => {}
+            Ok(false) => {
+                return Err(format!(
+                    "{} exists and holds something else: pass --force to replace it",
+                    path.display()
+                ));
+            }
+            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        }
+    }
+    Ok(())
+}
+
 /// Read `path` as UTF-8 text of at most `limit` bytes; a longer input is an error, found after
 /// reading `limit + 1` bytes at most (so `/dev/zero` fails at once).
 pub fn read_to_string_capped(path: &Path, limit: u64) -> io::Result<String> {
@@ -264,6 +309,31 @@ mod tests {
             .collect();
         v.sort();
         v
+    }
+
+    #[test]
+    fn replaces_nothing_only_for_missing_or_identical_files() {
+        let dir = scratch("nothing");
+        let p = dir.join("a.txt");
+        assert!(replaces_nothing(&p, b"one").unwrap(), "missing");
+        write_atomic(&p, b"one").unwrap();
+        assert!(replaces_nothing(&p, b"one").unwrap(), "identical");
+        assert!(
+            !replaces_nothing(&p, b"two").unwrap(),
+            "same length, other bytes"
+        );
+        assert!(!replaces_nothing(&p, b"one!").unwrap(), "longer");
+        assert!(!replaces_nothing(&p, b"on").unwrap(), "shorter");
+        assert!(
+            replaces_nothing(&dir, b"x").unwrap(),
+            "a folder is write_atomic's to refuse"
+        );
+        let q = dir.join("b.txt");
+        let files: [(&Path, &[u8]); 2] = [(&q, b"new"), (&p, b"other")];
+        let err = check_no_replace(files).unwrap_err();
+        assert!(err.contains("a.txt") && err.contains("--force"), "{err}");
+        assert_eq!(fs::read(&p).unwrap(), b"one");
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

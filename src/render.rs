@@ -34,6 +34,42 @@ pub enum RenderError {
     },
     #[error("cannot encode PNG {path}: {msg}")]
     Png { path: String, msg: String },
+    #[error(
+        "a {rows}x{cols} cave at {scale} pixels per cell is a {width}x{height}-pixel picture, \
+         over the limit of {MAX_PIXELS} pixels: give a smaller --scale"
+    )]
+    TooLarge {
+        rows: usize,
+        cols: usize,
+        scale: usize,
+        width: u64,
+        height: u64,
+    },
+    #[error(
+        "{path} exists and holds another picture: pass --force (force=True in Python) to replace it"
+    )]
+    Exists { path: String },
+}
+
+/// The most pixels a picture may have: 2^28 (16384 x 16384), 768 MiB of RGB before it is
+/// encoded. A 16384 x 16384 cave at `--scale 64` would otherwise ask for 3 TiB and abort.
+pub const MAX_PIXELS: u64 = 1 << 28;
+
+/// Refuse a picture of a `rows x cols` cave at `scale` pixels per cell that is over
+/// [`MAX_PIXELS`]. Checked before anything is generated or allocated.
+pub fn check_size(rows: usize, cols: usize, scale: usize) -> Result<(), RenderError> {
+    let scale = scale.max(1);
+    let (width, height) = (cols as u64 * scale as u64, rows as u64 * scale as u64);
+    if width.saturating_mul(height) > MAX_PIXELS {
+        return Err(RenderError::TooLarge {
+            rows,
+            cols,
+            scale,
+            width,
+            height,
+        });
+    }
+    Ok(())
 }
 
 /// What a cave picture marks: the spawn and exit cells, and the adjacency that decides which
@@ -160,20 +196,45 @@ pub fn encode_png(width: usize, height: usize, rgb: &[u8]) -> Result<Vec<u8>, pn
     Ok(buf)
 }
 
-/// `g` as PNG bytes (see [`rgb`]).
-pub fn png_bytes(g: &Grid, scale: usize, marks: &Marks) -> Result<Vec<u8>, png::EncodingError> {
+/// `g` as PNG bytes (see [`rgb`]), within [`MAX_PIXELS`].
+pub fn png_bytes(g: &Grid, scale: usize, marks: &Marks) -> Result<Vec<u8>, RenderError> {
     let scale = scale.max(1);
-    encode_png(g.cols() * scale, g.rows() * scale, &rgb(g, scale, marks))
+    check_size(g.rows(), g.cols(), scale)?;
+    encode_png(g.cols() * scale, g.rows() * scale, &rgb(g, scale, marks)).map_err(|e| {
+        RenderError::Png {
+            path: String::new(),
+            msg: e.to_string(),
+        }
+    })
 }
 
 /// Write `g` as a PNG. The file is written to a temporary name and renamed into place, so a
-/// failed write never leaves a truncated picture under the requested name.
-pub fn write_png(path: &Path, g: &Grid, scale: usize, marks: &Marks) -> Result<(), RenderError> {
+/// failed write never leaves a truncated picture under the requested name. Unless `force`, a
+/// file already at `path` is replaced only when it holds exactly this picture (a rerun).
+pub fn write_png(
+    path: &Path,
+    g: &Grid,
+    scale: usize,
+    marks: &Marks,
+    force: bool,
+) -> Result<(), RenderError> {
     let p = path.display().to_string();
-    let buf = png_bytes(g, scale, marks).map_err(|e| RenderError::Png {
-        path: p.clone(),
-        msg: e.to_string(),
+    let buf = png_bytes(g, scale, marks).map_err(|e| match e {
+        RenderError::Png { msg, .. } => RenderError::Png {
+            path: p.clone(),
+            msg,
+        },
+        e => e,
     })?;
+    if !force {
+        let same = crate::io::replaces_nothing(path, &buf).map_err(|source| RenderError::Io {
+            path: p.clone(),
+            source,
+        })?;
+        if !same {
+            return Err(RenderError::Exists { path: p });
+        }
+    }
     crate::io::write_atomic(path, &buf).map_err(|source| RenderError::Io { path: p, source })
 }
 
@@ -212,6 +273,38 @@ mod tests {
     fn at(px: &[u8], w: usize, y: usize, x: usize) -> [u8; 3] {
         let i = (y * w + x) * 3;
         [px[i], px[i + 1], px[i + 2]]
+    }
+
+    #[test]
+    fn pictures_over_the_pixel_limit_are_refused_before_drawing() {
+        assert!(check_size(16384, 16384, 1).is_ok());
+        assert!(check_size(90, 140, 64).is_ok());
+        let err = check_size(16384, 16384, 64).unwrap_err().to_string();
+        assert!(
+            err.contains("1048576x1048576") && err.contains("--scale"),
+            "{err}"
+        );
+        assert!(check_size(16385, 16384, 1).is_err());
+        // A side beyond u32 still counts, without overflow.
+        assert!(check_size(65536, 65536, 64).is_err());
+    }
+
+    #[test]
+    fn write_png_replaces_only_the_same_picture_unless_forced() {
+        let dir = std::env::temp_dir().join(format!("cavesweep-render-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("c.png");
+        let a = Grid::from_text("#.\n..\n").unwrap();
+        let b = Grid::from_text("..\n.#\n").unwrap();
+        write_png(&p, &a, 2, &no_marks(), false).unwrap();
+        write_png(&p, &a, 2, &no_marks(), false).unwrap();
+        let before = std::fs::read(&p).unwrap();
+        let err = write_png(&p, &b, 2, &no_marks(), false).unwrap_err();
+        assert!(matches!(err, RenderError::Exists { .. }), "{err}");
+        assert_eq!(std::fs::read(&p).unwrap(), before);
+        write_png(&p, &b, 2, &no_marks(), true).unwrap();
+        assert_ne!(std::fs::read(&p).unwrap(), before);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -131,7 +131,7 @@ fn png_is_written_through_links() {
     symlink(d.join("rel.png"), d.join("abs.png")).unwrap();
     for link in ["rel.png", "abs.png"] {
         fs::write(d.join("pics/cave.png"), b"old").unwrap();
-        let o = run_in(&d, &["run", "--png", link]);
+        let o = run_in(&d, &["run", "--png", link, "--force"]);
         assert!(o.status.success(), "{}", stderr(&o));
         assert!(is_png(&d.join("pics/cave.png")), "{link}: target replaced");
         assert!(
@@ -267,6 +267,129 @@ fn reproduce_and_bench_write_only_where_told() {
             "trajectory.csv"
         ]
     );
+}
+
+/// `run --png`, `reproduce --out`, `bench --out` and `search --png-dir` rewrite a file only
+/// when it would hold the same bytes (a rerun); anything else needs `--force`, and a refusal
+/// leaves every file as it was.
+#[test]
+fn no_file_is_replaced_silently() {
+    let d = scratch("no-replace");
+    let ok = |args: &[&str]| {
+        let o = run_in(&d, args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    };
+    let refused = |args: &[&str], file: &str| {
+        let before = fs::read(d.join(file)).unwrap();
+        let err = assert_one_line_error(&run_in(&d, args), "--force");
+        assert!(err.contains(file), "{args:?}: {err}");
+        assert_eq!(
+            fs::read(d.join(file)).unwrap(),
+            before,
+            "{args:?} changed {file}"
+        );
+    };
+    // run --png: the same picture again is fine; another seed's is refused.
+    ok(&["run", "--png", "cave.png"]);
+    ok(&["run", "--png", "cave.png"]);
+    refused(&["run", "--png", "cave.png", "--seed", "7"], "cave.png");
+    refused(&["run", "--png", "cave.png", "--scale", "2"], "cave.png");
+    fs::write(d.join("mine.png"), b"not a cave").unwrap();
+    refused(&["run", "--png", "mine.png"], "mine.png");
+    ok(&["run", "--png", "mine.png", "--force"]);
+    assert!(is_png(&d.join("mine.png")));
+    // reproduce --out: the same run rewrites its files; other --seeds are refused as a whole.
+    let rep = ["reproduce", "chapter", "--seeds", "2", "--out", "chapter"];
+    ok(&rep);
+    ok(&rep);
+    let other = ["reproduce", "chapter", "--seeds", "3", "--out", "chapter"];
+    refused(&other, "chapter/trajectory.csv");
+    ok(&[&other[..], &["--force"]].concat());
+    // bench --out: figures always differ, so an earlier bench.csv is refused before measuring.
+    let bench = [
+        "bench",
+        "--preset",
+        "chapter-strict",
+        "--seconds",
+        "0.05",
+        "--repeats",
+        "1",
+        "--out",
+        "figs",
+    ];
+    ok(&bench);
+    let t = Instant::now();
+    refused(&bench, "figs/bench.csv");
+    assert!(
+        t.elapsed() < Duration::from_secs(20),
+        "refused before measuring"
+    );
+    ok(&[&bench[..], &["--force"]].concat());
+    // search --png-dir: a resumed or repeated search rewrites its pictures; a search with
+    // another scale (or recipe) would replace them, and is refused.
+    let search = [
+        "search",
+        "--seeds",
+        "0..200",
+        "--where",
+        "components<=1",
+        "--limit",
+        "2",
+        "--png-dir",
+        "pics",
+    ];
+    ok(&search);
+    ok(&search);
+    let pics = names(&d.join("pics"));
+    assert_eq!(pics.len(), 2, "{pics:?}");
+    let first = format!("pics/{}", pics[0]);
+    refused(&[&search[..], &["--scale", "2"]].concat(), &first);
+    ok(&[&search[..], &["--scale", "2", "--force"]].concat());
+}
+
+/// A picture too big to hold in memory is refused at once with a one-line error, before any
+/// cave is generated (a 16384x16384 cave at scale 64 would ask for 3 TiB).
+#[test]
+fn pictures_over_the_pixel_limit_are_one_line_errors() {
+    let d = scratch("huge-png");
+    let big = [
+        "--set",
+        "rows=16384",
+        "--set",
+        "cols=16384",
+        "--scale",
+        "64",
+    ];
+    let t = Instant::now();
+    let err = assert_one_line_error(
+        &run_in(&d, &[&["run", "--png", "huge.png"][..], &big].concat()),
+        "pixels",
+    );
+    assert!(err.contains("--scale"), "{err}");
+    assert_one_line_error(
+        &run_in(
+            &d,
+            &[
+                &[
+                    "search",
+                    "--seeds",
+                    "0..10",
+                    "--where",
+                    "components>=1",
+                    "--png-dir",
+                    "p",
+                ][..],
+                &big,
+            ]
+            .concat(),
+        ),
+        "pixels",
+    );
+    assert!(
+        t.elapsed() < Duration::from_secs(30),
+        "refused before generating"
+    );
+    assert!(names(&d).is_empty(), "left {:?}", names(&d));
 }
 
 #[test]

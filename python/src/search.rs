@@ -275,6 +275,7 @@ fn _search<'py>(
         png: png_dir.as_ref().map(|dir| PngSpec {
             dir: dir.clone(),
             scale: scale as usize,
+            replace: force,
         }),
     };
     // Validation and calibration (a sample of caves): off the GIL.

@@ -60,6 +60,63 @@ pub struct BenchArgs {
     /// Without it, bench only prints: it writes no file unless asked to.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// Replace figures an earlier bench left in --out (without it, bench refuses before it
+    /// measures anything).
+    #[arg(long, requires = "out")]
+    force: bool,
+}
+
+/// The files `bench` writes into --out in this mode.
+fn out_files(a: &BenchArgs) -> Vec<&'static str> {
+    if a.search {
+        vec!["search.csv"]
+    } else if a.grid {
+        vec!["grid.csv"]
+    } else if a.paths {
+        vec!["bench.csv", "stages.csv", "paths.csv"]
+    } else {
+        vec!["bench.csv", "stages.csv"]
+    }
+}
+
+/// Before measuring (minutes, maybe): --out is a folder bench can write, and holds no earlier
+/// figures unless --force. A run that would fail only at its end wastes the run.
+fn check_out(a: &BenchArgs) -> Result<()> {
+    let Some(dir) = &a.out else { return Ok(()) };
+    if std::fs::symlink_metadata(dir).is_ok() && !dir.is_dir() {
+        bail!("--out {} is not a folder", dir.display());
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    cavesweep::io::AtomicFile::create(&dir.join(".cavesweep-bench-probe"))
+        .with_context(|| format!("cannot write into {}", dir.display()))?;
+    if !a.force {
+        for name in out_files(a) {
+            let path = dir.join(name);
+            if std::fs::symlink_metadata(&path).is_ok() {
+                bail!(
+                    "{} exists (figures of an earlier bench): pass --force to replace it",
+                    path.display()
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `--preset` names in order, each once (a repeated name would measure and print it twice).
+fn preset_names(a: &BenchArgs, default: &[&str]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let given: Vec<String> = if a.preset.is_empty() {
+        default.iter().map(|s| s.to_string()).collect()
+    } else {
+        a.preset.clone()
+    };
+    for n in given {
+        if !names.contains(&n) {
+            names.push(n);
+        }
+    }
+    names
 }
 
 fn human(v: f64) -> String {
@@ -80,20 +137,21 @@ fn spread(s: &Spread) -> String {
 
 pub fn main(a: BenchArgs) -> Result<()> {
     if !(a.seconds > 0.0 && a.seconds <= 3600.0) {
-        bail!("--seconds must be between 0 and 3600");
+        bail!("--seconds must be more than 0 and at most 3600");
     }
-    let threads = a
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    if threads == 0 {
-        bail!("--threads must be at least 1");
+    let threads = super::sweep::check_threads(a.threads)?;
+    if a.search && a.grid {
+        bail!("--search and --grid are two benchmarks: give one of them");
     }
+    if a.search_seeds < 1000 {
+        bail!("--search-seeds must be at least 1000");
+    }
+    if a.paths && (a.search || a.grid) {
+        bail!("--paths applies to the pipeline benchmark, not to --search or --grid");
+    }
+    check_out(&a)?;
     if a.search {
-        let names = if a.preset.is_empty() {
-            vec!["chapter-strict".to_string()]
-        } else {
-            a.preset.clone()
-        };
+        let names = preset_names(&a, &["chapter-strict"]);
         let recipes = names
             .iter()
             .map(|n| preset(n))
@@ -102,18 +160,14 @@ pub fn main(a: BenchArgs) -> Result<()> {
             &recipes,
             threads,
             a.repeats as usize,
-            a.search_seeds.max(1000),
+            a.search_seeds,
             a.out.as_deref(),
         );
     }
     if a.grid {
         return grid(&a, threads);
     }
-    let names: Vec<String> = if a.preset.is_empty() {
-        NAMES.iter().map(|s| s.to_string()).collect()
-    } else {
-        a.preset.clone()
-    };
+    let names = preset_names(&a, &NAMES);
     let recipes = names
         .iter()
         .map(|n| preset(n))

@@ -22,6 +22,10 @@ pub struct ReproduceArgs {
     /// Number of seeds (the chapter used 200: seeds 0..199).
     #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     seeds: u64,
+    /// Replace files in --out that hold something else (a run with other --seeds, or of
+    /// another version). The same run's files are always rewritten: they are the same bytes.
+    #[arg(long, requires = "out")]
+    force: bool,
 }
 
 struct Claim {
@@ -226,6 +230,16 @@ pub fn main(a: ReproduceArgs) -> Result<()> {
             .into_bytes(),
         ),
     ];
+    let paths: Vec<_> = files.iter().map(|(name, _)| dir.join(name)).collect();
+    if !a.force {
+        cavesweep::io::check_no_replace(
+            paths
+                .iter()
+                .zip(&files)
+                .map(|(p, (_, b))| (p.as_path(), b.as_slice())),
+        )
+        .map_err(anyhow::Error::msg)?;
+    }
     for (name, bytes) in files {
         let path = dir.join(name);
         write_atomic(&path, &bytes).with_context(|| format!("cannot write {}", path.display()))?;

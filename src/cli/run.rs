@@ -31,6 +31,9 @@ pub struct RunArgs {
     /// Pixels per cell in the PNG.
     #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u16).range(1..=64))]
     scale: u16,
+    /// Replace a --png file that holds another picture (the same picture is always rewritten).
+    #[arg(long)]
+    force: bool,
     /// Print one JSON object instead of the text report.
     #[arg(long)]
     json: bool,
@@ -46,6 +49,9 @@ fn num(v: f64) -> serde_json::Value {
 
 pub fn main(a: RunArgs) -> Result<()> {
     let recipe = a.recipe.recipe()?;
+    if a.png.is_some() {
+        render::check_size(recipe.rows, recipe.cols, a.scale as usize).context("--png")?;
+    }
     let mut generator = Generator::new(&recipe, a.metrics)?;
     let cave = generator.run(a.seed)?;
     let (spawn, exit) = (recipe.spawn_cell(), recipe.exit_cell());
@@ -55,6 +61,7 @@ pub fn main(a: RunArgs) -> Result<()> {
             cave.grid,
             a.scale as usize,
             &render::Marks::of(&recipe),
+            a.force,
         )
         .context("--png")?;
     }

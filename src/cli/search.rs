@@ -56,7 +56,8 @@ pub struct SearchArgs {
     /// checkpointed in FILE.csv.checkpoint/: rerun the same command to resume.
     #[arg(long, value_name = "FILE.csv")]
     out: Option<PathBuf>,
-    /// Replace an existing --out file (and a checkpoint of another search).
+    /// Replace an existing --out file (and a checkpoint of another search), and PNGs in
+    /// --png-dir that hold other pictures.
     #[arg(long)]
     force: bool,
     /// Write a PNG per returned match into this folder, named SEED.png.
@@ -204,6 +205,7 @@ pub fn main(a: SearchArgs) -> Result<()> {
     let png = a.png_dir.as_ref().map(|dir| PngSpec {
         dir: dir.clone(),
         scale: a.scale as usize,
+        replace: a.force,
     });
     let spec = SearchSpec {
         recipe,

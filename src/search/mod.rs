@@ -215,6 +215,9 @@ pub struct PngSpec {
     pub dir: PathBuf,
     /// Pixels per cell.
     pub scale: usize,
+    /// Replace a PNG holding another picture (`--force`). Without it a file named `SEED.png`
+    /// is rewritten only when it holds exactly the picture this search makes, as on a resume.
+    pub replace: bool,
 }
 
 /// Seeds per chunk when not given: about 256 chunks, between 64 and 4096 seeds (a few
@@ -472,6 +475,9 @@ impl Search {
     /// Validate `spec` and plan the query on static cost estimates (no sample).
     pub fn uncalibrated(spec: SearchSpec) -> Result<Search, SearchError> {
         spec.recipe.validate()?;
+        if let Some(png) = &spec.png {
+            render::check_size(spec.recipe.rows, spec.recipe.cols, png.scale)?;
+        }
         match spec.mode {
             Mode::Limit(0) => return Err(SearchError::Spec("--limit must be at least 1".into())),
             Mode::Top { k: 0, .. } => {
@@ -827,6 +833,7 @@ impl Search {
             g,
             png.scale,
             &render::Marks::of(&self.spec.recipe),
+            png.replace,
         )?;
         Ok(())
     }
