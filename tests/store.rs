@@ -619,6 +619,62 @@ fn merge(inputs: &[&Path], out: &Path, extra: &[&str], fp: Option<&str>) -> Outp
     c.output().unwrap()
 }
 
+/// A whole folder (unsharded, or the one shard of a 1/1 split, as a one-task array writes) drops
+/// its seed rows once `seeds.csv` holds them; merging it regenerates them. A finished shard whose
+/// row records were lost or damaged is repaired by rerunning its sweep command, even though its
+/// own `seeds.csv` is intact, and then merges.
+#[test]
+fn whole_folders_merge_and_a_finished_shards_lost_rows_are_repaired_by_its_rerun() {
+    let d = scratch("store-merge-whole");
+    let r = reference(&d);
+    let one = d.join("one");
+    assert!(sweep(&one, &["--shard", "1/1"]).status.success());
+    for (input, name) in [(&r, "m-ref"), (&one, "m-one")] {
+        let out = d.join(name);
+        let o = merge(&[input], &out, &[], None);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        assert_same_outputs(&r, &out);
+    }
+    let shards: Vec<PathBuf> = (1..=2).map(|k| d.join(format!("shard-{k}"))).collect();
+    for (k, s) in shards.iter().enumerate() {
+        let o = sweep(s, &["--shard", &format!("{}/2", k + 1)]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let first_chunk = |s: &Path| -> i64 {
+        db(s)
+            .query_row("SELECT min(chunk) FROM rows", [], |r| r.get(0))
+            .unwrap()
+    };
+    let c0 = first_chunk(&shards[0]);
+    db(&shards[0])
+        .execute("DELETE FROM rows WHERE chunk = ?1", [c0])
+        .unwrap();
+    let c1 = first_chunk(&shards[1]);
+    db(&shards[1])
+        .execute("UPDATE rows SET data = x'313233' WHERE chunk = ?1", [c1])
+        .unwrap();
+    let refs: Vec<&Path> = shards.iter().map(PathBuf::as_path).collect();
+    let o = merge(&refs, &d.join("m-bad"), &[], None);
+    assert_one_line_error(&o, "rerun");
+    for (k, s) in shards.iter().enumerate() {
+        let o = sweep(s, &["--shard", &format!("{}/2", k + 1)]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("repaired"),
+            "shard {}: {}",
+            k + 1,
+            stderr(&o)
+        );
+        // Repaired once: the next rerun only verifies.
+        let o = sweep(s, &["--shard", &format!("{}/2", k + 1)]);
+        assert!(stderr(&o).contains("already complete"), "{}", stderr(&o));
+    }
+    let out = d.join("m-good");
+    let o = merge(&refs, &out, &[], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_same_outputs(&r, &out);
+}
+
 #[test]
 fn merge_is_atomic_refuses_bad_inputs_and_never_writes_into_them() {
     let d = scratch("store-merge");

@@ -305,6 +305,8 @@ pub fn main(a: SearchArgs) -> Result<()> {
         // Tests stop here (`search-stopping:pause`) to check that a second Ctrl-C exits at once.
         cavesweep::failpoint::kill("search-stopping");
     }
+    // Tests stop here to find every chunk in the checkpoint, before the completion mark.
+    cavesweep::failpoint::kill("search-saved");
     let report = match result.and_then(|r| saved.map(|()| r)) {
         Ok(r) => r,
         Err(e) => {
@@ -332,7 +334,7 @@ pub fn main(a: SearchArgs) -> Result<()> {
         Some(c) if c.resumed() != (0, 0) => {
             let (n, bad) = c.resumed();
             let bad = if bad > 0 {
-                format!(", {bad} damaged records redone")
+                format!(", {bad} chunks redone: records lost or damaged")
             } else {
                 String::new()
             };
@@ -352,8 +354,10 @@ pub fn main(a: SearchArgs) -> Result<()> {
                 c.finish(written)?;
             }
             eprintln!(
-                "searched {} seeds in {secs:.2} s ({rate} seeds/s on {threads} threads){resumed}: {} rows -> {dest}",
-                report.examined, report.rows
+                "searched {} seeds in {secs:.2} s ({rate} seeds/s on {}){resumed}: {} rows -> {dest}",
+                report.examined,
+                super::sweep::threads_word(threads),
+                report.rows
             );
             Ok(())
         }

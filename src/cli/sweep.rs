@@ -89,6 +89,16 @@ fn progress_bar(total: u64) -> ProgressBar {
     pb
 }
 
+/// `1 shard folder`, `3 shard folders`.
+fn folders(n: usize) -> String {
+    format!("{n} shard folder{}", if n == 1 { "" } else { "s" })
+}
+
+/// `1 thread`, `2 threads`.
+pub fn threads_word(n: usize) -> String {
+    format!("{n} thread{}", if n == 1 { "" } else { "s" })
+}
+
 /// The most worker threads accepted: 4 per core (a typo like `--threads 100000` must fail fast,
 /// not spawn threads for minutes while ignoring Ctrl-C).
 pub fn check_threads(threads: Option<usize>) -> Result<usize> {
@@ -243,7 +253,7 @@ fn run_shard(
         }
         Outcome::Complete => {
             eprintln!(
-                "{label}swept {} caves ({} grid points x {} seeds{}) in {secs:.2} s: {rate} caves/s on {threads} threads, pass rate {:.2}% -> {}",
+                "{label}swept {} caves ({} grid points x {} seeds{}) in {secs:.2} s: {rate} caves/s on {}, pass rate {:.2}% -> {}",
                 report.seeds_done,
                 plan.n_points(),
                 plan.n_seeds(),
@@ -252,6 +262,7 @@ fn run_shard(
                 } else {
                     String::new()
                 },
+                threads_word(threads),
                 pass * 100.0,
                 out.display()
             );
@@ -283,15 +294,15 @@ pub fn merge(a: MergeArgs) -> Result<()> {
     }
     if report.verified {
         eprintln!(
-            "already merged: {} caves from {} shard folders in {}, files verified against their records",
+            "already merged: {} caves from {} in {}, files verified against their records",
             report.caves,
-            report.shards,
+            folders(report.shards),
             a.out.display()
         );
     } else {
         eprintln!(
-            "merged {} shard folders ({} caves) into {}",
-            report.shards,
+            "merged {} ({} caves) into {}",
+            folders(report.shards),
             report.caves,
             a.out.display()
         );

@@ -191,7 +191,7 @@ impl Checkpoint {
         };
         let done = match rec
             .map_err(|(_, why)| why)
-            .and_then(|r| RangeSet::from_ranges(r.done, self.n_chunks))
+            .and_then(|r| Ok((r.passed, RangeSet::from_ranges(r.done, self.n_chunks)?)))
         {
             Ok(d) => d,
             Err(_) => {
@@ -201,8 +201,11 @@ impl Checkpoint {
                 return self.clear().map(|()| Vec::new());
             }
         };
+        let (passed, done) = done;
         let mut with_rows = std::collections::BTreeMap::new();
         let mut damaged = std::collections::BTreeSet::new();
+        // Matches the damaged records of finished chunks claim.
+        let mut damaged_n = 0u64;
         let width = 8 + 8 * self.columns.len();
         self.store
             .rows::<SearchError>(0..u64::MAX, |chunk, n, data, ok| {
@@ -214,17 +217,30 @@ impl Checkpoint {
                         with_rows.insert(chunk, r);
                     }
                     None => {
+                        if done.contains(chunk) {
+                            damaged_n = damaged_n.saturating_add(n);
+                        }
                         damaged.insert(chunk);
                     }
                 }
                 Ok(())
             })?;
+        // A finished chunk without matches has no row record, so a lost record looks like a
+        // chunk without matches. The index counts the matches recorded: if the records found
+        // do not add up to it, some were lost, and every finished chunk without a record is
+        // run again (never trusted to have had no matches).
+        let listed = with_rows
+            .values()
+            .map(|r: &ChunkRecord| r.matches.len() as u64)
+            .sum::<u64>()
+            .saturating_add(damaged_n);
+        let lost = listed != passed;
         let mut prior = Vec::new();
         let (_, chunk) = search.chunks();
         let total = search.spec().seeds.len();
         for &(a, b) in done.ranges() {
             for id in a..b {
-                if damaged.contains(&id) {
+                if damaged.contains(&id) || (lost && !with_rows.contains_key(&id)) {
                     self.repaired += 1;
                     continue;
                 }

@@ -386,7 +386,10 @@ pub fn merge(
             }
         }
         let mismatch = st.rows_mismatch()?;
-        if let Some(&p) = mismatch.first() {
+        if n == 1 && !mismatch.is_empty() {
+            // One whole folder: it dropped its rows when it wrote its seeds.csv.
+            st.regenerate_rows(mismatch, opts.threads)?;
+        } else if let Some(&p) = mismatch.first() {
             return Err(merge_err(format!(
                 "the shards' seed rows of grid point {p} do not add up to its caves; rerun each shard's sweep command (it repairs its rows), then merge"
             )));

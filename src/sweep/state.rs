@@ -522,8 +522,10 @@ impl<'p> SweepState<'p> {
             let batch = self.store.begin()?;
             batch.set_meta("complete", "0")?;
             batch.commit()?;
-            if self.intact.contains_key("seeds.csv") {
-                // The rows are only needed to rewrite seeds.csv.
+            if self.intact.contains_key("seeds.csv") && self.share.shard == Shard::WHOLE {
+                // A whole sweep needs its rows only to rewrite seeds.csv. A shard keeps them
+                // for `merge`, so damaged or missing ones are regenerated even when its own
+                // seeds.csv is intact.
                 return Ok(());
             }
         }
@@ -665,6 +667,22 @@ impl<'p> SweepState<'p> {
                 redo.push(p);
             }
         }
+        if self.share.shard != Shard::WHOLE {
+            // A shard's rows go to `merge` as stored, so a record that fails its checksum is
+            // regenerated here (a whole sweep regenerates it while writing seeds.csv).
+            let mut bad: Vec<usize> = Vec::new();
+            self.store
+                .rows(0..u64::MAX, |chunk, _, _, ok| -> Result<(), SweepError> {
+                    let p = (chunk / cpp) as usize;
+                    if !ok && p < self.plan.n_points() && bad.last() != Some(&p) {
+                        bad.push(p);
+                    }
+                    Ok(())
+                })?;
+            redo.extend(bad);
+            redo.sort_unstable();
+            redo.dedup();
+        }
         if stray {
             let batch = self.store.begin()?;
             batch.delete_rows(self.plan.n_chunks()..u64::MAX)?;
@@ -682,16 +700,7 @@ impl<'p> SweepState<'p> {
 
     /// A complete shard keeps its rows for `merge`: are they all readable?
     fn shard_rows_intact(&mut self) -> Result<bool, SweepError> {
-        let mut bad = false;
-        self.store
-            .rows(0..u64::MAX, |_, _, _, ok| -> Result<(), SweepError> {
-                bad |= !ok;
-                Ok(())
-            })?;
-        if bad {
-            return Ok(false);
-        }
-        // Counts per point, as on resume.
+        // Checksums and counts per point, as on resume.
         let before = self.repairs.len();
         self.check_rows()?;
         let intact = self.rows_to_redo.is_empty();
@@ -1315,6 +1324,19 @@ impl<'p> SweepState<'p> {
         self.pending_rows.push((chunk, n, data));
         self.dirty = true;
         self.checkpoint(false)
+    }
+
+    /// Regenerate the seed rows of `points` (every chunk; statistics are kept). For `merge` of a
+    /// whole folder (unsharded, or the only shard of a 1/1 split): a whole sweep drops its rows
+    /// once `seeds.csv` holds them, and the rows depend only on the plan and the chunk.
+    pub(super) fn regenerate_rows(
+        &mut self,
+        points: Vec<usize>,
+        threads: usize,
+    ) -> Result<(), SweepError> {
+        self.rows_to_redo = points;
+        let never = AtomicBool::new(false);
+        self.redo_rows(threads, &never)
     }
 
     /// After absorbing: the grid points whose rows do not add up (empty when all is well).
