@@ -518,3 +518,56 @@ fn bad_input_gives_one_line_errors() {
     report(&dir, &d.join("ok"), &[]);
     check_report(&d.join("ok"));
 }
+
+/// A report that failed partway (here a file size limit, as a full disk would) leaves a folder
+/// the rerun recognises as an unfinished report and finishes; a folder holding anything else is
+/// still refused.
+#[test]
+fn a_report_that_failed_partway_is_finished_by_the_rerun() {
+    let d = scratch("partial");
+    let dir = d.join("sweep");
+    sweep(&dir, &["--vary", "fill=0.4,0.5", "--seeds", "0..20"]);
+    let out = d.join("rep");
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -f 8; exec {} report {} --out {}",
+            env!("CARGO_BIN_EXE_cavesweep"),
+            dir.display(),
+            out.display()
+        ))
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "the 8 KiB limit stops the report");
+    let err = stderr(&o);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(!out.join("index.html").exists(), "failed before the page");
+    report(&dir, &out, &[]);
+    check_report(&out);
+    let left: Vec<String> = fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(left.is_empty(), "the in-progress mark is removed: {left:?}");
+    // The shape an unfinished report of an earlier version left: only img/ with pictures.
+    for f in ["index.html", "README.md", "recipe.toml", "caves.csv"] {
+        fs::remove_file(out.join(f)).unwrap();
+    }
+    report(&dir, &out, &[]);
+    check_report(&out);
+    // A user's file beside the pictures: not ours, refused.
+    for f in ["index.html", "README.md", "recipe.toml", "caves.csv"] {
+        fs::remove_file(out.join(f)).unwrap();
+    }
+    fs::write(out.join("img/notes.txt"), "mine").unwrap();
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    assert_clean_error(
+        &["report", &s(&dir), "--out", &s(&out)],
+        "holds no earlier report",
+    );
+    assert_eq!(
+        fs::read_to_string(out.join("img/notes.txt")).unwrap(),
+        "mine"
+    );
+}

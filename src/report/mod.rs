@@ -718,8 +718,31 @@ fn trajectory_chart(s: &Sweep, points: &[usize]) -> Lines {
     }
 }
 
-/// Make the report folder ready: new, empty, or holding an earlier report (whose files are
-/// replaced). Any other folder is refused, so no one's files are overwritten.
+/// Marks a report folder whose writing has begun and not finished (removed once `index.html`
+/// is written), so a report that failed partway (a full disk) is recognised as ours and
+/// replaced by the rerun.
+const IN_PROGRESS: &str = ".cavesweep-report-in-progress";
+
+/// Whether `out` holds only what an unfinished report leaves: an `img/` folder of PNGs (and
+/// their temporary files). Reports made before [`IN_PROGRESS`] existed left this shape.
+fn only_pictures(out: &Path) -> bool {
+    let Ok(entries) = fs::read_dir(out) else {
+        return false;
+    };
+    let names: Vec<_> = entries.flatten().map(|e| e.file_name()).collect();
+    if names != ["img"] {
+        return false;
+    }
+    fs::read_dir(out.join("img")).is_ok_and(|img| {
+        img.flatten().all(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            e.path().is_file() && (n.ends_with(".png") || n.contains(".png."))
+        })
+    })
+}
+
+/// Make the report folder ready: new, empty, or holding an earlier report, finished or not
+/// (whose files are replaced). Any other folder is refused, so no one's files are overwritten.
 fn prepare_out(out: &Path) -> Result<(), ReportError> {
     let shown = out.display();
     if out.exists() {
@@ -730,7 +753,9 @@ fn prepare_out(out: &Path) -> Result<(), ReportError> {
         }
         let mut entries = fs::read_dir(out)
             .map_err(|e| ReportError::Output(format!("cannot read {shown}: {e}")))?;
-        if entries.next().is_some() && !out.join("index.html").exists() {
+        let ours =
+            out.join("index.html").exists() || out.join(IN_PROGRESS).exists() || only_pictures(out);
+        if entries.next().is_some() && !ours {
             return Err(ReportError::Output(format!(
                 "--out {shown} is not empty and holds no earlier report; choose another folder"
             )));
@@ -738,7 +763,8 @@ fn prepare_out(out: &Path) -> Result<(), ReportError> {
     }
     fs::create_dir_all(out.join("img")).map_err(|e| {
         ReportError::Output(format!("cannot create {}: {e}", out.join("img").display()))
-    })
+    })?;
+    put(out, IN_PROGRESS, b"")
 }
 
 fn put(out: &Path, name: &str, bytes: &[u8]) -> Result<(), ReportError> {
@@ -1211,6 +1237,7 @@ pub fn write(dir: &Path, opts: &Options) -> Result<Written, ReportError> {
     put(&opts.out, "caves.csv", &caves_csv(&s, &picks))?;
     put(&opts.out, "README.md", page::markdown(&blocks).as_bytes())?;
     put(&opts.out, "index.html", page::html(&blocks).as_bytes())?;
+    let _ = fs::remove_file(opts.out.join(IN_PROGRESS));
     remove_stale(
         &opts.out,
         &b.jobs.iter().map(|j| j.0.as_str()).collect::<Vec<_>>(),
