@@ -917,3 +917,28 @@ fn grid_points_sharing_lane_batches_give_each_points_own_rows() {
         assert_eq!(lines(&one, "seeds.csv").len(), 3);
     }
 }
+
+/// A finished sweep drops its seed rows (they are in seeds.csv) and gives their pages back: the
+/// store keeps no free pages, so it is a fraction of seeds.csv, not as big.
+#[test]
+fn a_finished_store_gives_its_free_pages_back() {
+    let d = scratch("store-vacuum");
+    let out = d.join("o");
+    let o = bin()
+        .args(["sweep", "--seeds", "0..20000", "--per-seed", "all", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let c = db(&out);
+    let free: i64 = c
+        .query_row("PRAGMA freelist_count", [], |r| r.get(0))
+        .unwrap();
+    let rows: i64 = c
+        .query_row("SELECT count(*) FROM rows", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!((rows, free), (0, 0), "rows dropped and their pages freed");
+    let store = fs::metadata(out.join("cavesweep.sqlite")).unwrap().len();
+    let seeds = fs::metadata(out.join("seeds.csv")).unwrap().len();
+    assert!(store * 4 < seeds, "store {store} bytes, seeds.csv {seeds}");
+}

@@ -23,7 +23,8 @@ pub struct SweepArgs {
     /// `steps=1..9` (half-open) or `steps=1..=8`. Several flags make the cartesian grid.
     #[arg(long, value_name = "KEY=VALUES")]
     vary: Vec<Vary>,
-    /// Seeds to run: `0..200` (half-open: 200 seeds) or `0..=199`; `1e6` and `1_000_000` work.
+    /// Seeds to run: `0..200` (half-open: 200 seeds) or `0..=199`; bounds may be written `1e6` or
+    /// `1_000_000` (`0..1e6`).
     #[arg(long, value_name = "A..B")]
     seeds: String,
     /// Gate every cave, e.g. `floor_fraction>=0.55 && (components<=3 || !(boundary>900))`

@@ -593,8 +593,22 @@ impl Store {
     /// they make up is complete).
     pub fn drop_rows(&mut self) -> Result<(), StoreError> {
         self.conn
-            .execute_batch("DELETE FROM rows; PRAGMA incremental_vacuum;")
-            .map_err(|e| self.sql(e))
+            .execute_batch("DELETE FROM rows;")
+            .map_err(|e| self.sql(e))?;
+        self.vacuum()
+    }
+
+    /// Give free pages back to the file system. `incremental_vacuum` frees one page per step of
+    /// its statement, so it is stepped to the end: run once through `execute_batch`, it freed a
+    /// single page and a finished sweep's store kept every page its seed rows had used.
+    pub fn vacuum(&mut self) -> Result<(), StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("PRAGMA incremental_vacuum")
+            .map_err(|e| self.sql(e))?;
+        let mut rows = stmt.query([]).map_err(|e| self.sql(e))?;
+        while rows.next().map_err(|e| self.sql(e))?.is_some() {}
+        Ok(())
     }
 }
 
