@@ -298,6 +298,12 @@ fn sweep_refuses_a_different_sweep_and_reports_corrupt_state() {
     let o = run(&["sweep", "--seeds", "0..50", "--out", out.to_str().unwrap()]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("different sweep"), "{}", stderr(&o));
+    // It names what differs.
+    assert!(
+        stderr(&o).contains("differs in chunk, gate, per_seed, seeds, vary;"),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(
         fs::read(out.join("summary.csv")).unwrap(),
         before,

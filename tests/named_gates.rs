@@ -190,6 +190,7 @@ fn named_gates_are_counted_beside_the_unnamed_gate() {
     let fewer = named[..2].to_vec();
     let o = run(&sweep_args(out.to_str().unwrap(), "all", &fewer));
     common::assert_one_line_error(&o, "holds a different sweep");
+    assert!(stderr(&o).contains("differs in gates;"), "{}", stderr(&o));
 
     // --per-seed kept follows the unnamed gate only, and keeps the named columns.
     let kept = d.join("kept");

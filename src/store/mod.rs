@@ -354,9 +354,14 @@ impl Store {
             .map_err(|e| damaged(format!("fingerprint: {e}")))?;
         let shard = meta("shard")?;
         if &recorded != id.fingerprint || shard != id.shard {
+            let mut differ = differing_keys(&recorded, id.fingerprint);
+            if shard != id.shard {
+                differ.push("shard".into());
+            }
             return Err(err(format!(
-                "output folder {} holds a different {kind} (recorded: {}, shard {shard}); use another --out, or --force to replace it",
+                "output folder {} holds a different {kind} (differs in {}; recorded: {}, shard {shard}); use another --out, or --force to replace it",
                 self.dir.display(),
+                differ.join(", "),
                 (id.describe)(&recorded),
             )));
         }
@@ -609,6 +614,23 @@ impl Store {
         let mut rows = stmt.query([]).map_err(|e| self.sql(e))?;
         while rows.next().map_err(|e| self.sql(e))?.is_some() {}
         Ok(())
+    }
+}
+
+/// The top-level fields in which two fingerprints differ (`recipe`, `chunk`, `per_seed`, ...),
+/// so a refusal says what changed instead of leaving the user to compare two descriptions.
+fn differing_keys(a: &serde_json::Value, b: &serde_json::Value) -> Vec<String> {
+    match (a.as_object(), b.as_object()) {
+        (Some(a), Some(b)) => {
+            let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            keys.into_iter()
+                .filter(|k| a.get(*k) != b.get(*k))
+                .cloned()
+                .collect()
+        }
+        _ => vec!["its definition".into()],
     }
 }
 
