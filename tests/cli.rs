@@ -596,3 +596,37 @@ fn gnu_parallel_script_matches_a_single_run() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_same_dirs(&single, &out.join("merged"));
 }
+
+/// Flags clap rejects end in one line too (exit 2, a usage error), naming the problem and,
+/// where clap has one, its suggestion; help still prints in full.
+#[test]
+fn usage_errors_are_one_line() {
+    for (args, needle) in [
+        (
+            &["search", "--wher", "x", "--seeds", "0..3"][..],
+            "similar argument exists: '--where'",
+        ),
+        (&["swep"][..], "similar subcommand exists: 'sweep'"),
+        (&["sweep", "--seeds", "0..10"][..], "--out <DIR>"),
+        (&["run", "--scale", "0"][..], "1..=64"),
+        (
+            &[
+                "sweep", "--shard", "2-3,3/4", "--seeds", "0..10", "--out", "x",
+            ][..],
+            "named twice",
+        ),
+    ] {
+        let o = run(args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("cavesweep: error: "), "{err}");
+        assert!(
+            err.contains(needle) && err.contains("--help`)"),
+            "{args:?}: {err}"
+        );
+    }
+    let o = run(&["sweep", "--help"]);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stdout).contains("Usage:"));
+}

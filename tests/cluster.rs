@@ -395,7 +395,7 @@ fn slurm_script_keeps_one_split_per_out() {
     // --array=0-2, task 0: shard 1 of 3, on the user's one thread.
     let o = task(&slurm_env(0, 0, 2, 1, 3), &flags);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stderr(&o).contains("on 1 threads"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("on 1 thread,"), "{}", stderr(&o));
     assert!(out.join("shard-1").is_dir());
     // Resubmitted as --array=1-3 (same three tasks): the same split, shard 1 only verified.
     let o = task(&slurm_env(1, 1, 3, 1, 3), &flags);

@@ -15,7 +15,7 @@ use anyhow::{Context, Result};
 use cavesweep::io::read_to_string_capped;
 use cavesweep::recipe::{MAX_RECIPE_BYTES, Recipe};
 use cavesweep::rng::RngKind;
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 
 /// Cellular-automaton caves: generate, measure and sweep millions of seeds.
 #[derive(Parser)]
@@ -104,9 +104,64 @@ pub fn error_line(e: &anyhow::Error) -> String {
     line
 }
 
+/// A flag clap rejects: one line naming the problem, and exit 2 (a usage error, as clap exits).
+/// Help and version requests print as clap prints them. Clap's own rendering adds a usage block
+/// and a "try --help" line under the message; one line (with the hint folded in) is what every
+/// other error of cavesweep prints.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit();
+    }
+    // The message is the first paragraph: its first line, and the indented lines under it
+    // (the missing arguments' names). Usage and tips follow a blank line.
+    let text = e.render().to_string();
+    let para: Vec<&str> = text
+        .lines()
+        .skip_while(|l| l.trim().is_empty())
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    let mut joined = para.join(" ");
+    // Clap's suggestion ("tip: a similar argument exists: '--where'") is worth the line.
+    for tip in text
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("tip: "))
+    {
+        joined.push_str("; ");
+        joined.push_str(tip);
+    }
+    let first = joined.strip_prefix("error: ").unwrap_or(&joined);
+    let first = if first.is_empty() {
+        "bad arguments"
+    } else {
+        first
+    };
+    // The subcommand, for the hint: the first argument that names one.
+    let sub = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .filter(|a| Cli::command().find_subcommand(a).is_some());
+    let hint = match sub {
+        Some(s) => format!("cavesweep {s} --help"),
+        None => "cavesweep --help".to_string(),
+    };
+    eprintln!("cavesweep: error: {first} (see `{hint}`)");
+    ExitCode::from(2)
+}
+
 /// Parse flags and run the subcommand.
 pub fn main() -> Result<ExitCode> {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return Ok(usage_error(e)),
+    };
     // A bad `CAVESWEEP_SIMD` (unknown level, or one this CPU lacks) is refused before any work;
     // `Simd::active` would otherwise quietly fall back to the best path.
     cavesweep::simd::Simd::from_env()?;
