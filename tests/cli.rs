@@ -344,6 +344,11 @@ fn sweep_refuses_a_different_sweep_and_reports_corrupt_state() {
         other.to_str().unwrap(),
     ]);
     assert!(!o.status.success() && stderr(&o).contains("not empty"));
+    let left: Vec<_> = fs::read_dir(&other)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["notes.txt"], "refused: no lock file left behind");
 }
 
 #[test]

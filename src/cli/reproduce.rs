@@ -126,8 +126,11 @@ pub fn main(a: ReproduceArgs) -> Result<()> {
     writeln!(
         t,
         "Reproducing 'Generate Caves from Noise': numpy default_rng(seed) replayed bit for bit,\n\
-         seeds 0..{}, 90x140, fill 0.45, outside FLOOR, solid border.\n",
-        a.seeds - 1
+         {}, 90x140, fill 0.45, outside FLOOR, solid border.\n",
+        match a.seeds {
+            1 => "seed 0".to_string(),
+            n => format!("seeds 0..{}", n - 1),
+        }
     )?;
     writeln!(
         t,

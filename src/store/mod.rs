@@ -164,7 +164,19 @@ fn classify(name: &str, outputs: &[&str]) -> Entry {
 }
 
 fn sql_err(path: &Path, e: rusqlite::Error) -> StoreError {
-    err(format!("store {}: {e}", path.display()))
+    use rusqlite::ErrorCode;
+    match e.sqlite_error_code() {
+        // SQLite's "attempt to write a readonly database" does not say what to do about it.
+        Some(ErrorCode::ReadOnly) => err(format!(
+            "store {}: cannot write it (the file or its folder is read-only): make it writable, or copy the folder somewhere writable",
+            path.display()
+        )),
+        Some(ErrorCode::DiskFull) => err(format!(
+            "store {}: No space left on device: free some space and rerun the same command (it resumes)",
+            path.display()
+        )),
+        _ => err(format!("store {}: {e}", path.display())),
+    }
 }
 
 /// Open the store database with the settings every writer uses.
@@ -234,8 +246,16 @@ impl Store {
                 dir.display()
             ))
         })?;
+        let lock_existed = fs::symlink_metadata(dir.join(LOCK_FILE)).is_ok();
         let lock = FolderLock::acquire(dir, &this_argv())?;
         failpoint::kill("locked");
+        // A refused folder is left as it was found: without a lock file this run created.
+        let refuse = |msg: String| {
+            if !lock_existed {
+                let _ = fs::remove_file(dir.join(LOCK_FILE));
+            }
+            err(msg)
+        };
         let mut legacy = false;
         let mut foreign = None;
         let mut outputs_without_store = false;
@@ -259,19 +279,19 @@ impl Store {
         let has_db = db.exists();
         if !has_db {
             if legacy {
-                return Err(err(format!(
+                return Err(refuse(format!(
                     "output folder {} holds a sweep written by an older cavesweep (state.json); it cannot be resumed: use another --out, or --force to replace it",
                     dir.display()
                 )));
             }
             if outputs_without_store {
-                return Err(err(format!(
+                return Err(refuse(format!(
                     "output folder {} holds cavesweep output files but no {DB_FILE} to resume from; use another --out, or --force to replace them",
                     dir.display()
                 )));
             }
             if let (Some(name), false) = (&foreign, force) {
-                return Err(err(format!(
+                return Err(refuse(format!(
                     "output folder {} is not empty and holds no cavesweep store ({name} is not ours); choose another --out (or --force to write beside those files)",
                     dir.display()
                 )));
