@@ -14,6 +14,12 @@ pub enum RuleError {
     Empty,
     #[error("rule {0:?}: missing '/' between the B and S parts (e.g. B5678/S45678)")]
     MissingSlash(String),
+    #[error("rule {0:?}: one '/' between the B and S parts, not several (e.g. B5678/S45678)")]
+    ExtraSlash(String),
+    #[error(
+        "rule {0:?}: expected B<counts>/S<counts> (e.g. B5678/S45678) or R1>=N[/R2<=M] (e.g. R1>=5/R2<=2)"
+    )]
+    Unrecognised(String),
     #[error("rule {rule:?}: part {part:?} must start with '{expected}'")]
     BadPrefix {
         rule: String,
@@ -159,11 +165,14 @@ impl FromStr for Rule {
         if s.starts_with("R1") || s.starts_with("r1") {
             return parse_two_radius(&s.to_ascii_uppercase());
         }
+        if !s.starts_with(['B', 'b']) && !s.contains('/') {
+            return Err(RuleError::Unrecognised(s.into()));
+        }
         let (b, sv) = s
             .split_once('/')
             .ok_or_else(|| RuleError::MissingSlash(s.into()))?;
         if sv.contains('/') {
-            return Err(RuleError::MissingSlash(s.into()));
+            return Err(RuleError::ExtraSlash(s.into()));
         }
         Ok(Rule::Moore {
             birth: parse_counts(s, b, 'B')?,
@@ -346,7 +355,9 @@ mod tests {
             RuleError::BadPrefix { expected: 'S', .. }
         ));
         assert!(matches!(e("B55/S5"), RuleError::Repeated { digit: 5, .. }));
-        assert!(matches!(e("B5/S5/S6"), RuleError::MissingSlash(_)));
+        assert!(matches!(e("B5/S5/S6"), RuleError::ExtraSlash(_)));
+        assert!(matches!(e("R3>=5"), RuleError::Unrecognised(_)));
+        assert!(e("R3>=5").to_string().contains("R1>=N"));
         assert!(matches!(e("R1>=x"), RuleError::TwoRadius { .. }));
         assert!(matches!(e("R1>=5/R3<=2"), RuleError::TwoRadius { .. }));
         assert!(matches!(e("R1>=5/R2<=22"), RuleError::TwoRadius { .. }));

@@ -249,9 +249,14 @@ pub fn main(a: SearchArgs) -> Result<()> {
                 .unwrap_or(Path::new("."));
             if !parent.is_dir() {
                 bail!(
-                    "cannot create {}: the folder {} does not exist",
+                    "cannot create {}: {} {}",
                     path.display(),
-                    parent.display()
+                    parent.display(),
+                    if parent.exists() {
+                        "is not a folder"
+                    } else {
+                        "does not exist"
+                    }
                 );
             }
             let (mut c, p) = Checkpoint::open(&search, &dir, &recorded_command(), a.force)?;
