@@ -498,6 +498,10 @@ fn bad_input_gives_one_line_errors() {
     // A summary.csv that does not match the manifest's grid.
     let good = fs::read_to_string(dir.join("summary.csv")).unwrap();
     fs::write(dir.join("summary.csv"), good.replace("\n0.5,", "\n0.7,")).unwrap();
+    // The store records what the sweep wrote: an edited file is refused as such...
+    assert_clean_error(&["report", &s(&dir)], "is not the file the sweep wrote");
+    // ... and without the store (the CSVs copied elsewhere), by what it holds.
+    fs::remove_file(dir.join("cavesweep.sqlite")).unwrap();
     assert_clean_error(&["report", &s(&dir)], "not a point of the manifest's grid");
     fs::write(dir.join("summary.csv"), &good).unwrap();
     // An output folder holding other files is not overwritten.

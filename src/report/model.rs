@@ -247,6 +247,7 @@ pub fn load(dir: &Path) -> Result<Sweep, ReportError> {
     let mut sweep = from_manifest(dir, &m)
         .map_err(|e| ReportError::Input(format!("{}: {e}", manifest_path.display())))?;
     if dir.join("summary.csv").exists() || !dir.join(crate::store::DB_FILE).exists() {
+        check_recorded(dir)?;
         read_csvs(&mut sweep, dir)?;
     } else {
         // Still running (or interrupted): the finished points' rows, read from the store.
@@ -262,6 +263,46 @@ pub fn load(dir: &Path) -> Result<Sweep, ReportError> {
         sweep.found.retain(|f| dir.join(f).exists());
     }
     Ok(sweep)
+}
+
+/// A finished sweep's store records the size and CRC-32 of every final file: a file that no
+/// longer matches (edited by hand, truncated, replaced) is refused rather than reported, since
+/// the report would present its numbers as the sweep's. A folder without a store (the CSVs
+/// copied elsewhere, as in `results/`) is reported from its files as they are.
+fn check_recorded(dir: &Path) -> Result<(), ReportError> {
+    use crate::store::files::{self, FileRecord};
+    let Ok(store) = crate::store::Store::open_snapshot(dir) else {
+        return Ok(());
+    };
+    if store.meta("complete").ok().flatten().as_deref() != Some("1") {
+        return Ok(());
+    }
+    let Some(json) = store.meta("files").ok().flatten() else {
+        return Ok(());
+    };
+    let recorded: std::collections::BTreeMap<String, FileRecord> =
+        serde_json::from_str(&json).unwrap_or_default();
+    for name in [
+        "manifest.json",
+        "summary.csv",
+        "trajectory.csv",
+        "components.csv",
+    ] {
+        let Some(rec) = recorded.get(name) else {
+            continue;
+        };
+        let path = dir.join(name);
+        let same = files::matches(dir, name, rec)
+            .map_err(|e| ReportError::Input(format!("cannot read {}: {e}", path.display())))?;
+        if !same {
+            return Err(ReportError::Input(format!(
+                "{} is not the file the sweep wrote (its size or CRC-32 differs from the record in {}): rerun the sweep command to rewrite it",
+                path.display(),
+                crate::store::DB_FILE
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The sweep's definition from a parsed manifest; no statistics yet.
