@@ -122,6 +122,8 @@ fn preset_names(a: &BenchArgs, default: &[&str]) -> Vec<String> {
 fn human(v: f64) -> String {
     if v >= 1e9 {
         format!("{:.1}G", v / 1e9)
+    } else if v >= 100e6 {
+        format!("{:.1}M", v / 1e6)
     } else if v >= 1e6 {
         format!("{:.2}M", v / 1e6)
     } else if v >= 1e3 {
@@ -191,7 +193,7 @@ pub fn main(a: BenchArgs) -> Result<()> {
         "{:<15} {:>24} {:>24} {:>7} {:>24} {:>9} {:>22} {:>22} {:>9}",
         "preset",
         "caves/s 1 thread",
-        format!("caves/s {threads} threads"),
+        format!("caves/s {}", super::sweep::threads_word(threads)),
         "scaling",
         "oracle caves/s",
         "vs oracle",
