@@ -116,7 +116,12 @@ pub fn parse_seeds(s: &str) -> Result<Range<u64>, SweepError> {
     let a = parse_seed(a).ok_or_else(err)?;
     let b = parse_seed(b).ok_or_else(err)?;
     let b = if inclusive {
-        b.checked_add(1).ok_or_else(err)?
+        b.checked_add(1).ok_or_else(|| {
+            SweepError::TooBig(format!(
+                "--seeds {s:?}: the largest seed is 18446744073709551614 (ranges are half-open \
+                 in u64): give A..18446744073709551615 or A..=18446744073709551614"
+            ))
+        })?
     } else {
         b
     };
@@ -646,6 +651,13 @@ mod tests {
         assert_eq!(parse_seeds("0..200").unwrap(), 0..200);
         assert_eq!(parse_seeds("0..=199").unwrap(), 0..200);
         assert_eq!(parse_seeds("0..1e12").unwrap(), 0..1_000_000_000_000);
+        let top = parse_seeds("5..=18446744073709551615")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            top.contains("largest seed is 18446744073709551614"),
+            "{top}"
+        );
         assert_eq!(parse_seeds("1_000..2_000").unwrap(), 1000..2000);
         assert_eq!(parse_seeds("0..18446744073709551615").unwrap(), 0..u64::MAX);
         assert!(parse_seeds("0..=18446744073709551615").is_err());
