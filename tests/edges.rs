@@ -223,6 +223,17 @@ fn outputs_refuse_fifos_directories_and_devices() {
     assert!(d.join("chapter/report.md").is_dir());
 }
 
+/// A bench of one preset, a twentieth of a second per figure.
+const QUICK_BENCH: [&str; 7] = [
+    "bench",
+    "--preset",
+    "chapter-strict",
+    "--seconds",
+    "0.05",
+    "--repeats",
+    "1",
+];
+
 #[test]
 fn reproduce_and_bench_write_only_where_told() {
     let d = scratch("no-surprise");
@@ -240,15 +251,7 @@ fn reproduce_and_bench_write_only_where_told() {
         );
     };
     let reproduce: &[&str] = &["reproduce", "chapter", "--seeds", "3"];
-    let bench: &[&str] = &[
-        "bench",
-        "--preset",
-        "chapter-strict",
-        "--seconds",
-        "0.05",
-        "--repeats",
-        "1",
-    ];
+    let bench: &[&str] = &QUICK_BENCH;
     ok(reproduce, false, "the chapter's claims");
     ok(bench, false, "chapter-strict");
     assert!(names(&d).is_empty(), "wrote {:?} without --out", names(&d));
@@ -289,6 +292,14 @@ fn no_file_is_replaced_silently() {
             "{args:?} changed {file}"
         );
     };
+    // `first` twice (the same bytes again), then `other` refused (naming `file`), and
+    // `other --force` replacing it.
+    let again_then_forced = |first: &[&str], other: &[&str], file: &dyn Fn() -> String| {
+        ok(first);
+        ok(first);
+        refused(other, &file());
+        ok(&[other, &["--force"]].concat());
+    };
     // run --png: the same picture again is fine; another seed's is refused.
     ok(&["run", "--png", "cave.png"]);
     ok(&["run", "--png", "cave.png"]);
@@ -299,24 +310,13 @@ fn no_file_is_replaced_silently() {
     ok(&["run", "--png", "mine.png", "--force"]);
     assert!(is_png(&d.join("mine.png")));
     // reproduce --out: the same run rewrites its files; other --seeds are refused as a whole.
-    let rep = ["reproduce", "chapter", "--seeds", "2", "--out", "chapter"];
-    ok(&rep);
-    ok(&rep);
-    let other = ["reproduce", "chapter", "--seeds", "3", "--out", "chapter"];
-    refused(&other, "chapter/trajectory.csv");
-    ok(&[&other[..], &["--force"]].concat());
+    again_then_forced(
+        &["reproduce", "chapter", "--seeds", "2", "--out", "chapter"],
+        &["reproduce", "chapter", "--seeds", "3", "--out", "chapter"],
+        &|| "chapter/trajectory.csv".into(),
+    );
     // bench --out: figures always differ, so an earlier bench.csv is refused before measuring.
-    let bench = [
-        "bench",
-        "--preset",
-        "chapter-strict",
-        "--seconds",
-        "0.05",
-        "--repeats",
-        "1",
-        "--out",
-        "figs",
-    ];
+    let bench = [&QUICK_BENCH[..], &["--out", "figs"]].concat();
     ok(&bench);
     let t = Instant::now();
     refused(&bench, "figs/bench.csv");
@@ -338,13 +338,16 @@ fn no_file_is_replaced_silently() {
         "--png-dir",
         "pics",
     ];
-    ok(&search);
-    ok(&search);
-    let pics = names(&d.join("pics"));
-    assert_eq!(pics.len(), 2, "{pics:?}");
-    let first = format!("pics/{}", pics[0]);
-    refused(&[&search[..], &["--scale", "2"]].concat(), &first);
-    ok(&[&search[..], &["--scale", "2", "--force"]].concat());
+    let first_png = || {
+        let pics = names(&d.join("pics"));
+        assert_eq!(pics.len(), 2, "{pics:?}");
+        format!("pics/{}", pics[0])
+    };
+    again_then_forced(
+        &search,
+        &[&search[..], &["--scale", "2"]].concat(),
+        &first_png,
+    );
 }
 
 /// A picture too big to hold in memory is refused at once with a one-line error, before any

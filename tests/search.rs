@@ -575,33 +575,43 @@ fn checkpointed_chunks(dir: &Path) -> u64 {
     .map_or(0, |n| n as u64)
 }
 
+/// `search --seeds SEEDS --where QUERY EXTRA... --out OUT`, as owned arguments (tests edit
+/// them by index: the query is at 4, EXTRA from 5).
+fn search_out(seeds: &str, query: &str, extra: &[&str], out: &Path) -> Vec<String> {
+    let mut v: Vec<String> = ["search", "--seeds", seeds, "--where", query]
+        .map(String::from)
+        .to_vec();
+    v.extend(extra.iter().map(|s| s.to_string()));
+    v.extend(["--out".to_string(), out.to_str().unwrap().to_string()]);
+    v
+}
+
+/// The CSV of `args` run once, uninterrupted, into `d/ref.csv`.
+fn reference_csv(d: &Path, args: &dyn Fn(&Path) -> Vec<String>) -> Vec<u8> {
+    let reference = d.join("ref.csv");
+    let o = common::bin().args(args(&reference)).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    fs::read(&reference).unwrap()
+}
+
 #[test]
 fn a_killed_search_resumes_to_the_same_csv() {
     let d = scratch("resume");
     // Seeds searched: enough that the killed run (one thread) is still going when its first
     // chunk is checkpointed, on a host that makes 1.3M caves/s (0..600000 finished first there).
     const N: u64 = 2_400_000;
+    let seeds = format!("0..{N}");
     let args = |out: &Path| {
-        vec![
-            "search".to_string(),
-            "--seeds".into(),
-            format!("0..{N}"),
-            "--where".into(),
-            "floor_fraction>=0.925 || components>=14".into(),
-            "--metrics".into(),
-            "boundary".into(),
-            "--threads".into(),
-            "2".into(),
-            "--out".into(),
-            out.to_str().unwrap().into(),
-        ]
+        search_out(
+            &seeds,
+            "floor_fraction>=0.925 || components>=14",
+            &["--metrics", "boundary", "--threads", "2"],
+            out,
+        )
     };
     // The reference: one uninterrupted run.
-    let reference = d.join("ref.csv");
-    let o = common::bin().args(args(&reference)).output().unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+    let want = reference_csv(&d, &args);
     assert_completion_mark(&d.join("ref.csv.checkpoint"));
-    let want = fs::read(&reference).unwrap();
     assert!(String::from_utf8_lossy(&want).lines().count() > 10);
 
     // Killed (SIGKILL: no chance to clean up) once a checkpoint holds some work.
@@ -693,21 +703,8 @@ fn a_killed_search_resumes_to_the_same_csv() {
 #[test]
 fn lost_or_damaged_checkpoint_records_are_searched_again() {
     let d = scratch("lost-rows");
-    let args = |out: &Path| {
-        vec![
-            "search".to_string(),
-            "--seeds".into(),
-            "0..20000".into(),
-            "--where".into(),
-            "components>=4".into(),
-            "--out".into(),
-            out.to_str().unwrap().into(),
-        ]
-    };
-    let reference = d.join("ref.csv");
-    let o = common::bin().args(args(&reference)).output().unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let want = fs::read(&reference).unwrap();
+    let args = |out: &Path| search_out("0..20000", "components>=4", &[], out);
+    let want = reference_csv(&d, &args);
     for (case, sql) in [
         (
             "lost",
@@ -771,22 +768,14 @@ fn a_second_ctrl_c_exits_at_once_and_the_rerun_resumes() {
     use std::io::{BufRead, BufReader};
     let d = scratch("second-sigint");
     let args = |out: &Path| {
-        vec![
-            "search".to_string(),
-            "--seeds".into(),
-            "0..1000000".into(),
-            "--where".into(),
-            "floor_fraction>=0.925 || components>=14".into(),
-            "--threads".into(),
-            "2".into(),
-            "--out".into(),
-            out.to_str().unwrap().into(),
-        ]
+        search_out(
+            "0..1000000",
+            "floor_fraction>=0.925 || components>=14",
+            &["--threads", "2"],
+            out,
+        )
     };
-    let reference = d.join("ref.csv");
-    let o = common::bin().args(args(&reference)).output().unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let want = fs::read(&reference).unwrap();
+    let want = reference_csv(&d, &args);
 
     let out = d.join("found.csv");
     let ck = d.join("found.csv.checkpoint");
