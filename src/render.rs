@@ -137,6 +137,47 @@ pub fn rgb(g: &Grid, scale: usize, marks: &Marks) -> Vec<u8> {
     px
 }
 
+/// RGB pixels of `g` with one pixel per `k x k` block of cells, each the average colour of its
+/// cells (walls, reached and unreached floor), and the markers at their blocks: a picture of a
+/// cave too big to show cell by cell (a report's thumbnail of a 20000 x 20000 cave). Returns
+/// the width, height and pixels.
+pub fn rgb_downsampled(g: &Grid, k: usize, marks: &Marks) -> (usize, usize, Vec<u8>) {
+    let k = k.max(1);
+    let (w, h) = (g.cols().div_ceil(k), g.rows().div_ceil(k));
+    let reach = reached(g, marks.spawn, marks.connectivity);
+    // Per block: the sums of its cells' colour channels, and its cell count.
+    let mut sums = vec![[0u64; 4]; w * h];
+    for y in 0..g.rows() {
+        let row = &mut sums[(y / k) * w..(y / k + 1) * w];
+        for x in 0..g.cols() {
+            let c = if g.get(y, x) {
+                WALL
+            } else if reach[y * g.cols() + x] {
+                FLOOR
+            } else {
+                UNREACHED
+            };
+            let s = &mut row[x / k];
+            s[0] += c[0] as u64;
+            s[1] += c[1] as u64;
+            s[2] += c[2] as u64;
+            s[3] += 1;
+        }
+    }
+    let mut px = Vec::with_capacity(w * h * 3);
+    for s in &sums {
+        let n = s[3].max(1);
+        px.extend((0..3).map(|i| ((s[i] + n / 2) / n) as u8));
+    }
+    if let Some((y, x)) = marks.exit {
+        marker(&mut px, w, h, 1, (y / k, x / k), EXIT, true);
+    }
+    if let Some((y, x)) = marks.spawn {
+        marker(&mut px, w, h, 1, (y / k, x / k), SPAWN, false);
+    }
+    (w, h, px)
+}
+
 /// Draw a marker around cell `(y, x)`: a ring, or a diamond outline when `diamond`, edged in
 /// black. The cell itself stays visible inside (a spawn on a wall shows as one). The ring's
 /// width grows with the cell size but never drops below 3 pixels, so it stays visible on a
@@ -305,6 +346,31 @@ mod tests {
         write_png(&p, &b, 2, &no_marks(), true).unwrap();
         assert_ne!(std::fs::read(&p).unwrap(), before);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_downsampled_picture_averages_each_block() {
+        // 4x6 cells in 2x2 blocks: all wall, all (unreached) floor, half and half.
+        let g = Grid::from_text("##..#.\n##..#.\n......\n......\n").unwrap();
+        let (w, h, px) = rgb_downsampled(&g, 2, &no_marks());
+        assert_eq!((w, h, px.len()), (3, 2, 18));
+        assert_eq!(at(&px, w, 0, 0), WALL);
+        assert_eq!(at(&px, w, 0, 1), UNREACHED);
+        let mid = |a: u8, b: u8| ((a as u64 + b as u64 + 1) / 2) as u8;
+        assert_eq!(
+            at(&px, w, 0, 2),
+            [0, 1, 2].map(|i| mid(WALL[i], UNREACHED[i]))
+        );
+        assert_eq!(at(&px, w, 1, 2), UNREACHED);
+        // A block past the edge averages only the cells it has.
+        let (w, h, px) = rgb_downsampled(&g, 4, &no_marks());
+        assert_eq!((w, h), (2, 1));
+        let left =
+            [0, 1, 2].map(|i| ((4 * WALL[i] as u64 + 12 * UNREACHED[i] as u64 + 8) / 16) as u8);
+        assert_eq!(at(&px, w, 0, 0), left);
+        // k = 1 is the picture at one pixel per cell.
+        let (_, _, one) = rgb_downsampled(&g, 1, &no_marks());
+        assert_eq!(one, rgb(&g, 1, &no_marks()));
     }
 
     #[test]

@@ -575,3 +575,31 @@ fn a_report_that_failed_partway_is_finished_by_the_rerun() {
         "mine"
     );
 }
+
+/// A cave too big to picture cell by cell (past 2048 cells a side, where 16384 x 16384 would be
+/// over the picture size limit) is drawn one pixel per block of cells, and the page says so.
+#[test]
+fn huge_caves_are_pictured_in_blocks() {
+    let d = scratch("huge");
+    let dir = d.join("sweep");
+    let o = run(&[
+        "sweep",
+        "--set",
+        "rows=5000",
+        "--set",
+        "cols=3000",
+        "--seeds",
+        "0..1",
+        "--metrics",
+        "floor_fraction",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = d.join("rep");
+    report(&dir, &out, &[]);
+    let (w, h, _, _) = decode(&out.join("img/cave-0-typical.png"));
+    assert_eq!((w, h), (1000, 1667), "3x3 blocks");
+    let md = fs::read_to_string(out.join("README.md")).unwrap();
+    assert!(md.contains("average colour of a 3x3 block"), "{md}");
+}

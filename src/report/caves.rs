@@ -226,6 +226,10 @@ fn pick_one(
     })
 }
 
+/// The longest side, in cells, a report pictures cell by cell; a bigger cave is drawn with one
+/// pixel per block of cells, at most this many pixels across.
+pub const MAX_THUMB_SIDE: usize = 2048;
+
 /// Pixels per cell of a thumbnail: at least 280 pixels across, at most 12 per cell.
 pub fn thumb_scale(cols: usize) -> usize {
     280usize.div_ceil(cols.max(1)).clamp(1, 12)
@@ -239,8 +243,22 @@ pub fn picture(s: &Sweep, p: usize, seed: u64) -> Result<super::chart::Png, Repo
     let cave = g
         .run(seed)
         .map_err(|e| ReportError::Input(format!("seed {seed}: {e}")))?;
+    let marks = Marks::of(&recipe);
+    let side = recipe.rows.max(recipe.cols);
+    if side > MAX_THUMB_SIDE {
+        // Too big to show cell by cell: one pixel per block of cells.
+        let k = side.div_ceil(MAX_THUMB_SIDE);
+        let (w, h, px) = render::rgb_downsampled(cave.grid, k, &marks);
+        let bytes =
+            render::encode_png(w, h, &px).map_err(|e| ReportError::Render(e.to_string()))?;
+        return Ok(super::chart::Png {
+            width: w as u32,
+            height: h as u32,
+            bytes,
+        });
+    }
     let scale = thumb_scale(recipe.cols);
-    let bytes = render::png_bytes(cave.grid, scale, &Marks::of(&recipe))
+    let bytes = render::png_bytes(cave.grid, scale, &marks)
         .map_err(|e| ReportError::Render(e.to_string()))?;
     Ok(super::chart::Png {
         width: (recipe.cols * scale) as u32,

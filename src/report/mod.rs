@@ -1110,8 +1110,17 @@ pub fn write(dir: &Path, opts: &Options) -> Result<Written, ReportError> {
     // ---- caves ----
     b.push(Block::Heading("Caves".into()));
     let exact = picks.iter().any(|p| p.exact);
+    let side = s.recipe.rows.max(s.recipe.cols);
+    let downsampled = if side > caves::MAX_THUMB_SIDE {
+        let k = side.div_ceil(caves::MAX_THUMB_SIDE);
+        format!(
+            " These caves are too big to show cell by cell: each pixel is the average colour of a {k}x{k} block of cells."
+        )
+    } else {
+        String::new()
+    };
     b.push(Block::Para(format!(
-        "Walls dark, floor the spawn reaches light, floor it cannot reach blue; green ring: the spawn, orange diamond: the exit (the cell shows inside). Every picture is regenerated from the recipe. A point's typical cave is the seed whose final wall fraction is nearest the point's median ({}; ties: the lowest seed). `caves.csv` lists them.",
+        "Walls dark, floor the spawn reaches light, floor it cannot reach blue; green ring: the spawn, orange diamond: the exit (the cell shows inside). Every picture is regenerated from the recipe.{downsampled} A point's typical cave is the seed whose final wall fraction is nearest the point's median ({}; ties: the lowest seed). `caves.csv` lists them.",
         if exact {
             "over every seed in `seeds.csv`"
         } else if have_stats {
