@@ -356,7 +356,7 @@ mod tests {
         assert_eq!((w, h, px.len()), (3, 2, 18));
         assert_eq!(at(&px, w, 0, 0), WALL);
         assert_eq!(at(&px, w, 0, 1), UNREACHED);
-        let mid = |a: u8, b: u8| ((a as u64 + b as u64 + 1) / 2) as u8;
+        let mid = |a: u8, b: u8| (a as u64 + b as u64).div_ceil(2) as u8;
         assert_eq!(
             at(&px, w, 0, 2),
             [0, 1, 2].map(|i| mid(WALL[i], UNREACHED[i]))
