@@ -117,24 +117,34 @@ pub fn rgb(g: &Grid, scale: usize, marks: &Marks) -> Vec<u8> {
     for py in 0..h {
         let y = py / scale;
         for pxx in 0..w {
-            let x = pxx / scale;
-            let c = if g.get(y, x) {
-                WALL
-            } else if reach[y * g.cols() + x] {
-                FLOOR
-            } else {
-                UNREACHED
-            };
-            px.extend_from_slice(&c);
+            px.extend_from_slice(&colour(g, &reach, y, pxx / scale));
         }
     }
-    if let Some(e) = marks.exit {
-        marker(&mut px, w, h, scale, e, EXIT, true);
-    }
-    if let Some(s) = marks.spawn {
-        marker(&mut px, w, h, scale, s, SPAWN, false);
-    }
+    markers(&mut px, w, h, scale, marks, 1);
     px
+}
+
+/// The colour of cell `(y, x)`: wall, floor the spawn reaches (`reach`, from [`reached`]), or
+/// floor it does not.
+fn colour(g: &Grid, reach: &[bool], y: usize, x: usize) -> [u8; 3] {
+    if g.get(y, x) {
+        WALL
+    } else if reach[y * g.cols() + x] {
+        FLOOR
+    } else {
+        UNREACHED
+    }
+}
+
+/// The exit's diamond and the spawn's ring (drawn last, on top), at the pixel of their cell
+/// divided by `k` (the block size of a downsampled picture; 1 otherwise).
+fn markers(px: &mut [u8], w: usize, h: usize, scale: usize, marks: &Marks, k: usize) {
+    if let Some((y, x)) = marks.exit {
+        marker(px, w, h, scale, (y / k, x / k), EXIT, true);
+    }
+    if let Some((y, x)) = marks.spawn {
+        marker(px, w, h, scale, (y / k, x / k), SPAWN, false);
+    }
 }
 
 /// RGB pixels of `g` with one pixel per `k x k` block of cells, each the average colour of its
@@ -150,13 +160,7 @@ pub fn rgb_downsampled(g: &Grid, k: usize, marks: &Marks) -> (usize, usize, Vec<
     for y in 0..g.rows() {
         let row = &mut sums[(y / k) * w..(y / k + 1) * w];
         for x in 0..g.cols() {
-            let c = if g.get(y, x) {
-                WALL
-            } else if reach[y * g.cols() + x] {
-                FLOOR
-            } else {
-                UNREACHED
-            };
+            let c = colour(g, &reach, y, x);
             let s = &mut row[x / k];
             s[0] += c[0] as u64;
             s[1] += c[1] as u64;
@@ -169,12 +173,7 @@ pub fn rgb_downsampled(g: &Grid, k: usize, marks: &Marks) -> (usize, usize, Vec<
         let n = s[3].max(1);
         px.extend((0..3).map(|i| ((s[i] + n / 2) / n) as u8));
     }
-    if let Some((y, x)) = marks.exit {
-        marker(&mut px, w, h, 1, (y / k, x / k), EXIT, true);
-    }
-    if let Some((y, x)) = marks.spawn {
-        marker(&mut px, w, h, 1, (y / k, x / k), SPAWN, false);
-    }
+    markers(&mut px, w, h, 1, marks, k);
     (w, h, px)
 }
 

@@ -233,19 +233,13 @@ pub fn main(a: ReproduceArgs) -> Result<()> {
             .into_bytes(),
         ),
     ];
-    let paths: Vec<_> = files.iter().map(|(name, _)| dir.join(name)).collect();
+    let files = files.map(|(name, bytes)| (dir.join(name), bytes));
     if !a.force {
-        cavesweep::io::check_no_replace(
-            paths
-                .iter()
-                .zip(&files)
-                .map(|(p, (_, b))| (p.as_path(), b.as_slice())),
-        )
-        .map_err(anyhow::Error::msg)?;
+        cavesweep::io::check_no_replace(files.iter().map(|(p, b)| (p.as_path(), b.as_slice())))
+            .map_err(anyhow::Error::msg)?;
     }
-    for (name, bytes) in files {
-        let path = dir.join(name);
-        write_atomic(&path, &bytes).with_context(|| format!("cannot write {}", path.display()))?;
+    for (path, bytes) in &files {
+        write_atomic(path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
     }
     writeln!(
         out,

@@ -189,7 +189,7 @@ impl Checkpoint {
         let Some(rec) = self.store.point(0).map_err(store_err)? else {
             return Ok(Vec::new());
         };
-        let done = match rec
+        let (passed, done) = match rec
             .map_err(|(_, why)| why)
             .and_then(|r| Ok((r.passed, RangeSet::from_ranges(r.done, self.n_chunks)?)))
         {
@@ -201,7 +201,6 @@ impl Checkpoint {
                 return self.clear().map(|()| Vec::new());
             }
         };
-        let (passed, done) = done;
         let mut with_rows = std::collections::BTreeMap::new();
         let mut damaged = std::collections::BTreeSet::new();
         // Matches the damaged records of finished chunks claim.

@@ -626,7 +626,7 @@ impl Store {
     /// Give free pages back to the file system. `incremental_vacuum` frees one page per step of
     /// its statement, so it is stepped to the end: run once through `execute_batch`, it freed a
     /// single page and a finished sweep's store kept every page its seed rows had used.
-    pub fn vacuum(&mut self) -> Result<(), StoreError> {
+    fn vacuum(&mut self) -> Result<(), StoreError> {
         let mut stmt = self
             .conn
             .prepare("PRAGMA incremental_vacuum")
