@@ -134,6 +134,9 @@ fn open_out(
     command: &str,
     force: bool,
 ) -> PyResult<(Checkpoint, Vec<ChunkRecord>, BufWriter<File>)> {
+    if path.as_os_str().is_empty() {
+        return Err(value_error("out= is empty: give a file name"));
+    }
     let dir = checkpoint::dir_for(path);
     if !force && std::fs::symlink_metadata(path).is_ok() && !dir.exists() {
         return Err(file_error(format!(
@@ -160,7 +163,9 @@ fn open_out(
         )));
     }
     let (c, prior) = Checkpoint::open(search, &dir, command, force).map_err(file_error)?;
-    let f = File::create(path)
+    // In place (the checkpoint makes it resumable), never through a link, never a FIFO.
+    let f = cavesweep::io::Folder::of_file(path)
+        .and_then(|(dir, name)| dir.create_in_place(name))
         .map_err(|e| file_error(format!("cannot create {}: {e}", path.display())))?;
     Ok((c, prior, BufWriter::new(f)))
 }
@@ -307,10 +312,6 @@ fn _search<'py>(
         cmd.flag("--chunk", &n.to_string());
     }
     let command = cmd.finish();
-    if let Some(dir) = &png_dir {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| file_error(format!("--png-dir: cannot create {}: {e}", dir.display())))?;
-    }
     let (ck, prior, file) = match &out {
         Some(path) => {
             let (c, p, f) = open_out(&search, path, &command, force)?;
@@ -318,6 +319,11 @@ fn _search<'py>(
         }
         None => (None, Vec::new(), None),
     };
+    // Only once out= is accepted: a refused search leaves no folder behind.
+    if let Some(dir) = &png_dir {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| file_error(format!("--png-dir: cannot create {}: {e}", dir.display())))?;
+    }
     let resumed = prior.len();
     let stop = AtomicBool::new(false);
     let counts = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];

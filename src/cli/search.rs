@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, TryLockError};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
+use cavesweep::io::Folder;
 use cavesweep::measure::{Metric, MetricSet};
 use cavesweep::query::Expr;
 use cavesweep::search::checkpoint::Completed;
@@ -221,14 +222,11 @@ pub fn main(a: SearchArgs) -> Result<()> {
         println!("{}", search.explain());
         return Ok(());
     }
-    if let Some(dir) = &a.png_dir {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("--png-dir: cannot create {}", dir.display()))?;
-    }
     // With --out: the checkpoint first (it takes the lock, so a second search writing the
     // same file is refused before the file is touched), then the CSV, rewritten whole.
     let mut ck: Option<Checkpoint> = None;
     let mut prior: Vec<ChunkRecord> = Vec::new();
+    let mut synced: Option<File> = None;
     let (out, what): (Box<dyn Write>, String) = match &a.out {
         Some(path) => {
             let dir = checkpoint::dir_for(path);
@@ -260,6 +258,7 @@ pub fn main(a: SearchArgs) -> Result<()> {
                 );
             }
             let (mut c, p) = Checkpoint::open(&search, &dir, &recorded_command(), a.force)?;
+            make_png_dir(&a)?;
             if let Some(done) = c.completed() {
                 if already_complete(&search, path, &done, threads)? {
                     return Ok(());
@@ -272,14 +271,20 @@ pub fn main(a: SearchArgs) -> Result<()> {
             }
             ck = Some(c);
             prior = p;
-            let f =
-                File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+            // In place (the checkpoint makes it resumable), never through a link, never a FIFO.
+            let f = Folder::of_file(path)
+                .and_then(|(dir, name)| dir.create_in_place(name))
+                .with_context(|| format!("cannot create {}", path.display()))?;
+            synced = Some(f.try_clone()?);
             (
                 Box::new(std::io::BufWriter::new(f)),
                 path.display().to_string(),
             )
         }
-        None => (Box::new(std::io::stdout().lock()), "stdout".into()),
+        None => {
+            make_png_dir(&a)?;
+            (Box::new(std::io::stdout().lock()), "stdout".into())
+        }
     };
     let writing = Arc::new(Mutex::new(()));
     let stop = stop_on_signals(writing.clone());
@@ -331,9 +336,10 @@ pub fn main(a: SearchArgs) -> Result<()> {
     if let Some(path) = &a.out {
         // Everything was flushed per batch; make it durable before saying so.
         drop(sink);
-        File::open(path)
-            .and_then(|f| f.sync_all())
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        if let Some(f) = &synced {
+            f.sync_all()
+                .with_context(|| format!("cannot write {}", path.display()))?;
+        }
     }
     let resumed = match &ck {
         Some(c) if c.resumed() != (0, 0) => {
@@ -417,6 +423,16 @@ fn stop_on_signals(writing: Arc<Mutex<()>>) -> Arc<AtomicBool> {
 
 /// A rerun of a search that completed: if its CSV is still what it wrote, say so (making any
 /// PNG `--png-dir` lacks) and return true; the file is not touched.
+/// Create `--png-dir` once everything that can refuse the search has been checked, so a refused
+/// search leaves no folder behind.
+fn make_png_dir(a: &SearchArgs) -> Result<()> {
+    if let Some(dir) = &a.png_dir {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("--png-dir: cannot create {}", dir.display()))?;
+    }
+    Ok(())
+}
+
 fn already_complete(
     search: &Search,
     path: &Path,

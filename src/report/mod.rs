@@ -17,15 +17,14 @@ pub mod canvas;
 pub mod caves;
 pub mod chart;
 pub mod model;
+pub mod out;
 pub mod page;
 
 use std::collections::BTreeSet;
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use crate::io::write_atomic;
 use caves::{PointPicks, Role};
 use chart::{Band, ColorMap, Heatmap, Histograms, Lines, Panel, Png, XAxis};
 use model::Sweep;
@@ -718,61 +717,6 @@ fn trajectory_chart(s: &Sweep, points: &[usize]) -> Lines {
     }
 }
 
-/// Marks a report folder whose writing has begun and not finished (removed once `index.html`
-/// is written), so a report that failed partway (a full disk) is recognised as ours and
-/// replaced by the rerun.
-const IN_PROGRESS: &str = ".cavesweep-report-in-progress";
-
-/// Whether `out` holds only what an unfinished report leaves: an `img/` folder of PNGs (and
-/// their temporary files). Reports made before [`IN_PROGRESS`] existed left this shape.
-fn only_pictures(out: &Path) -> bool {
-    let Ok(entries) = fs::read_dir(out) else {
-        return false;
-    };
-    let names: Vec<_> = entries.flatten().map(|e| e.file_name()).collect();
-    if names != ["img"] {
-        return false;
-    }
-    fs::read_dir(out.join("img")).is_ok_and(|img| {
-        img.flatten().all(|e| {
-            let n = e.file_name().to_string_lossy().into_owned();
-            e.path().is_file() && (n.ends_with(".png") || n.contains(".png."))
-        })
-    })
-}
-
-/// Make the report folder ready: new, empty, or holding an earlier report, finished or not
-/// (whose files are replaced). Any other folder is refused, so no one's files are overwritten.
-fn prepare_out(out: &Path) -> Result<(), ReportError> {
-    let shown = out.display();
-    if out.exists() {
-        if !out.is_dir() {
-            return Err(ReportError::Output(format!(
-                "--out {shown} is not a folder"
-            )));
-        }
-        let mut entries = fs::read_dir(out)
-            .map_err(|e| ReportError::Output(format!("cannot read {shown}: {e}")))?;
-        let ours =
-            out.join("index.html").exists() || out.join(IN_PROGRESS).exists() || only_pictures(out);
-        if entries.next().is_some() && !ours {
-            return Err(ReportError::Output(format!(
-                "--out {shown} is not empty and holds no earlier report; choose another folder"
-            )));
-        }
-    }
-    fs::create_dir_all(out.join("img")).map_err(|e| {
-        ReportError::Output(format!("cannot create {}: {e}", out.join("img").display()))
-    })?;
-    put(out, IN_PROGRESS, b"")
-}
-
-fn put(out: &Path, name: &str, bytes: &[u8]) -> Result<(), ReportError> {
-    let p = out.join(name);
-    write_atomic(&p, bytes)
-        .map_err(|e| ReportError::Output(format!("cannot write {}: {e}", p.display())))
-}
-
 /// `caves.csv`: the caves pictured (and chosen for the re-run commands).
 fn caves_csv(s: &Sweep, picks: &[PointPicks]) -> Vec<u8> {
     let mut w = csv::Writer::from_writer(Vec::new());
@@ -805,7 +749,7 @@ pub fn write(dir: &Path, opts: &Options) -> Result<Written, ReportError> {
     } else {
         Some(filtered_points(&s, &opts.points)?)
     };
-    prepare_out(&opts.out)?;
+    let mut out = out::ReportDir::check(&opts.out)?;
     let shown = |cap: usize| picked.clone().unwrap_or_else(|| spread(&s, cap));
     let spread_text = |n: usize| {
         format!(
@@ -1224,8 +1168,11 @@ pub fn write(dir: &Path, opts: &Options) -> Result<Written, ReportError> {
             Job::Cave(p, seed) => caves::picture(&s, *p, *seed),
         })
         .collect::<Result<_, _>>()?;
+    let mut files: Vec<String> = b.jobs.iter().map(|j| j.0.clone()).collect();
+    files.extend(["recipe.toml", "caves.csv", "README.md", "index.html"].map(String::from));
+    out.begin(&files)?;
     for ((file, _), png) in b.jobs.iter().zip(&drawn) {
-        put(&opts.out, file, &png.bytes)?;
+        out.put(file, &png.bytes)?;
     }
     let figure = |f: Fig| Figure {
         path: b.jobs[f.job].0.clone(),
@@ -1242,15 +1189,11 @@ pub fn write(dir: &Path, opts: &Options) -> Result<Written, ReportError> {
             Item::Strip(fs) => Block::Strip(fs.into_iter().map(figure).collect()),
         });
     }
-    put(&opts.out, "recipe.toml", s.recipe_toml.as_bytes())?;
-    put(&opts.out, "caves.csv", &caves_csv(&s, &picks))?;
-    put(&opts.out, "README.md", page::markdown(&blocks).as_bytes())?;
-    put(&opts.out, "index.html", page::html(&blocks).as_bytes())?;
-    let _ = fs::remove_file(opts.out.join(IN_PROGRESS));
-    remove_stale(
-        &opts.out,
-        &b.jobs.iter().map(|j| j.0.as_str()).collect::<Vec<_>>(),
-    );
+    out.put("recipe.toml", s.recipe_toml.as_bytes())?;
+    out.put("caves.csv", &caves_csv(&s, &picks))?;
+    out.put("README.md", page::markdown(&blocks).as_bytes())?;
+    out.put("index.html", page::html(&blocks).as_bytes())?;
+    out.finish(&files)?;
     Ok(Written {
         index: opts.out.join("index.html"),
         images: drawn.len(),
@@ -1264,19 +1207,6 @@ fn capitalise(s: &str) -> String {
     match c.next() {
         Some(f) => f.to_uppercase().chain(c).collect(),
         None => String::new(),
-    }
-}
-
-/// Remove pictures of an earlier report that this one did not write.
-fn remove_stale(out: &Path, written: &[&str]) {
-    let Ok(entries) = fs::read_dir(out.join("img")) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let name = format!("img/{}", e.file_name().to_string_lossy());
-        if name.ends_with(".png") && !written.contains(&name.as_str()) {
-            let _ = fs::remove_file(e.path());
-        }
     }
 }
 

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::ReportError;
+use crate::io::Folder;
 use crate::recipe::Recipe;
 use crate::sweep::vary::{self, Vary};
 
@@ -203,6 +204,9 @@ impl Sweep {
     }
 }
 
+/// The largest `manifest.json` read (a 100,000-point grid's is about 30 MB).
+const MAX_MANIFEST_BYTES: u64 = 256 << 20;
+
 /// Read a sweep folder: `manifest.json` (required) and whichever CSV files exist.
 pub fn load(dir: &Path) -> Result<Sweep, ReportError> {
     let shown = dir.display();
@@ -236,8 +240,13 @@ pub fn load(dir: &Path) -> Result<Sweep, ReportError> {
             )
         }));
     }
-    let text = fs::read_to_string(&manifest_path)
-        .map_err(|e| ReportError::Input(format!("cannot read {}: {e}", manifest_path.display())))?;
+    let bytes = Folder::open(dir)
+        .and_then(|f| f.read_capped("manifest.json", MAX_MANIFEST_BYTES))
+        .map_err(|e| ReportError::Input(format!("cannot read {}: {e}", manifest_path.display())))?
+        .unwrap_or_default();
+    let text = String::from_utf8(bytes).map_err(|_| {
+        ReportError::Input(format!("{} is not UTF-8 text", manifest_path.display()))
+    })?;
     let m: Value = serde_json::from_str(&text).map_err(|e| {
         ReportError::Input(format!(
             "{} is not valid JSON ({e})",
@@ -248,17 +257,16 @@ pub fn load(dir: &Path) -> Result<Sweep, ReportError> {
         .map_err(|e| ReportError::Input(format!("{}: {e}", manifest_path.display())))?;
     if dir.join("summary.csv").exists() || !dir.join(crate::store::DB_FILE).exists() {
         check_recorded(dir)?;
-        read_csvs(&mut sweep, dir)?;
+        read_csvs(&mut sweep, &Tables::Folder(dir))?;
     } else {
         // Still running (or interrupted): the finished points' rows, read from the store.
-        let (tables, (chunks_done, chunks_total, seeds_done)) = provisional_tables(dir)?;
+        let p = crate::sweep::state::provisional(dir)
+            .map_err(|e| ReportError::Input(e.to_string()))?;
         // The store is fresher than the manifest, which is written at checkpoints.
-        sweep.progress.chunks_done = Some(chunks_done);
-        sweep.progress.chunks_total = Some(chunks_total);
-        sweep.progress.seeds_done = Some(seeds_done);
-        let result = read_csvs(&mut sweep, &tables);
-        let _ = fs::remove_dir_all(&tables);
-        result?;
+        sweep.progress.chunks_done = Some(p.chunks_done);
+        sweep.progress.chunks_total = Some(p.chunks_total);
+        sweep.progress.seeds_done = Some(p.seeds_done);
+        read_csvs(&mut sweep, &Tables::Provisional(dir, &p))?;
         // Only files really in the sweep folder are listed as its files.
         sweep.found.retain(|f| dir.join(f).exists());
     }
@@ -397,20 +405,25 @@ fn from_manifest(dir: &Path, m: &Value) -> Result<Sweep, String> {
 /// A CSV file opened with its header indexed by column name.
 struct Table {
     path: PathBuf,
-    reader: csv::Reader<fs::File>,
+    reader: csv::Reader<Box<dyn std::io::Read>>,
     cols: HashMap<String, usize>,
     header: Vec<String>,
 }
 
 impl Table {
+    /// Open the CSV file `path`: absent is `None`; a link, FIFO or device is refused before
+    /// anything can block.
     fn open(path: PathBuf) -> Result<Option<Table>, ReportError> {
-        if !path.exists() {
-            return Ok(None);
+        let cannot = |e: std::io::Error| ReportError::Input(format!("cannot read {}: {e}", path.display()));
+        let (folder, name) = Folder::of_file(&path).map_err(cannot)?;
+        match folder.open_read(name).map_err(cannot)? {
+            None => Ok(None),
+            Some(f) => Table::from_reader(path, Box::new(f)).map(Some),
         }
-        let mut reader = csv::ReaderBuilder::new()
-            .has_headers(true)
-            .from_path(&path)
-            .map_err(|e| ReportError::Input(format!("cannot read {}: {e}", path.display())))?;
+    }
+
+    fn from_reader(path: PathBuf, r: Box<dyn std::io::Read>) -> Result<Table, ReportError> {
+        let mut reader = csv::ReaderBuilder::new().has_headers(true).from_reader(r);
         let header: Vec<String> = reader
             .headers()
             .map_err(|e| ReportError::Input(format!("{}: {e}", path.display())))?
@@ -422,12 +435,12 @@ impl Table {
             .enumerate()
             .map(|(i, c)| (c.clone(), i))
             .collect();
-        Ok(Some(Table {
+        Ok(Table {
             path,
             reader,
             cols,
             header,
-        }))
+        })
     }
 
     fn err(&self, line: u64, msg: impl std::fmt::Display) -> ReportError {
@@ -501,22 +514,34 @@ fn for_rows(
     }
 }
 
-/// Write the provisional tables of a running sweep into a scratch folder (removed by the caller).
-fn provisional_tables(dir: &Path) -> Result<(PathBuf, (u64, u64, u64)), ReportError> {
-    let p = crate::sweep::state::provisional(dir).map_err(|e| ReportError::Input(e.to_string()))?;
-    let tmp = std::env::temp_dir().join(format!("cavesweep-report-{}", std::process::id()));
-    let write = || -> std::io::Result<()> {
-        fs::create_dir_all(&tmp)?;
-        fs::write(tmp.join("summary.csv"), &p.summary)?;
-        fs::write(tmp.join("trajectory.csv"), &p.trajectory)?;
-        fs::write(tmp.join("components.csv"), &p.components)
-    };
-    write().map_err(|e| ReportError::Input(format!("cannot write {}: {e}", tmp.display())))?;
-    Ok((tmp, (p.chunks_done, p.chunks_total, p.seeds_done)))
+/// Where [`read_csvs`] reads the tables: a sweep folder's files, or the provisional tables of
+/// a running sweep, built in memory from its store (never written to a scratch folder, which
+/// would be one more place to get wrong).
+enum Tables<'a> {
+    Folder(&'a Path),
+    Provisional(&'a Path, &'a crate::sweep::state::Provisional),
+}
+
+impl Tables<'_> {
+    fn open(&self, name: &str) -> Result<Option<Table>, ReportError> {
+        match self {
+            Tables::Folder(dir) => Table::open(dir.join(name)),
+            Tables::Provisional(dir, p) => {
+                let bytes = match name {
+                    "summary.csv" => &p.summary,
+                    "trajectory.csv" => &p.trajectory,
+                    "components.csv" => &p.components,
+                    _ => return Ok(None),
+                };
+                let label = dir.join(format!("{} (rows so far)", crate::store::DB_FILE));
+                Table::from_reader(label, Box::new(std::io::Cursor::new(bytes.clone()))).map(Some)
+            }
+        }
+    }
 }
 
 /// Read the CSV files in `tables` (the sweep folder, or the provisional tables of a running one).
-fn read_csvs(s: &mut Sweep, tables: &Path) -> Result<(), ReportError> {
+fn read_csvs(s: &mut Sweep, tables: &Tables) -> Result<(), ReportError> {
     let index: HashMap<Vec<String>, usize> = s
         .points
         .iter()
@@ -524,7 +549,7 @@ fn read_csvs(s: &mut Sweep, tables: &Path) -> Result<(), ReportError> {
         .map(|(i, p)| (p.params.clone(), i))
         .collect();
     let np = s.axes.len();
-    if let Some(mut t) = Table::open(tables.join("summary.csv"))? {
+    if let Some(mut t) = tables.open("summary.csv")? {
         t.check_params(&s.axes)?;
         s.found.push("summary.csv");
         let seeds = t.col("seeds")?;
@@ -596,7 +621,7 @@ fn read_csvs(s: &mut Sweep, tables: &Path) -> Result<(), ReportError> {
             Ok(())
         })?;
     }
-    if let Some(mut t) = Table::open(tables.join("trajectory.csv"))? {
+    if let Some(mut t) = tables.open("trajectory.csv")? {
         t.check_params(&s.axes)?;
         s.found.push("trajectory.csv");
         let step = t.col("step")?;
@@ -615,7 +640,7 @@ fn read_csvs(s: &mut Sweep, tables: &Path) -> Result<(), ReportError> {
             Ok(())
         })?;
     }
-    if let Some(mut t) = Table::open(tables.join("components.csv"))? {
+    if let Some(mut t) = tables.open("components.csv")? {
         t.check_params(&s.axes)?;
         s.found.push("components.csv");
         let (k, n) = (t.col("components")?, t.col("caves")?);
@@ -659,8 +684,8 @@ pub fn seed_rows(
     max_bytes: u64,
 ) -> Result<Option<HashMap<usize, Vec<SeedRow>>>, ReportError> {
     let path = s.dir.join("seeds.csv");
-    match fs::metadata(&path) {
-        Ok(m) if m.len() <= max_bytes => {}
+    match fs::symlink_metadata(&path) {
+        Ok(m) if m.is_file() && m.len() <= max_bytes => {}
         _ => return Ok(None),
     }
     let Some(mut t) = Table::open(path)? else {

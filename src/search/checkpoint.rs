@@ -43,7 +43,10 @@ impl Completed {
     /// the header), for writers that did not count as they wrote (the Python package).
     pub fn of_file(path: &Path) -> std::io::Result<Completed> {
         use std::io::Read;
-        let mut f = std::fs::File::open(path)?;
+        let (dir, name) = crate::io::Folder::of_file(path)?;
+        let mut f = dir
+            .open_read(name)?
+            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
         let (mut size, mut lines) = (0u64, 0u64);
         let mut crc = crc32fast::Hasher::new();
         let mut buf = vec![0u8; 1 << 16];
@@ -133,6 +136,14 @@ impl Checkpoint {
             outputs: &[],
             describe,
         };
+        // The folder's name is derived from --out, not given by the user: never reached
+        // through a link someone put there.
+        if std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(store_err(format!(
+                "{} is a symbolic link, where the search keeps its checkpoint; cavesweep does not follow links it did not create: move it away",
+                dir.display()
+            )));
+        }
         let store = Store::open(dir, &id, force).map_err(store_err)?;
         let (n_chunks, _) = search.chunks();
         let mut ck = Checkpoint {

@@ -2,14 +2,13 @@
 //! renamed into place, and recorded by size and CRC-32 so a later run can tell whether the file
 //! on disk is still the one that was written.
 
-use std::fs::File;
 use std::io::{self, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use crate::failpoint;
-use crate::io::AtomicFile;
+use crate::io::{Folder, FolderFile};
 
 /// What a finished file was: its size and checksum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -31,13 +30,13 @@ pub fn is_temp_of(file: &str, name: &str) -> bool {
 }
 
 /// A final file being written: bytes go to a temporary sibling (through
-/// [`crate::io::AtomicFile`], so a symbolic link is written through and anything but a regular
-/// file is refused), counted and checksummed on the way; [`Output::finish`] makes it durable and
+/// [`crate::io::Folder::create_file`], so a link or anything but a regular file at `NAME` is
+/// refused, never written through), counted and checksummed on the way; [`Output::finish`] makes it durable and
 /// renames it into place. Dropped unfinished (an error on the way), the temporary is removed and
 /// `NAME` is untouched.
 pub struct Output {
     name: String,
-    file: AtomicFile,
+    file: FolderFile,
     size: u64,
     crc: crc32fast::Hasher,
 }
@@ -46,7 +45,7 @@ impl Output {
     pub fn create(dir: &Path, name: &str) -> io::Result<Output> {
         Ok(Output {
             name: name.to_string(),
-            file: AtomicFile::create(&dir.join(name))?,
+            file: Folder::open(dir)?.create_file(name)?,
             size: 0,
             crc: crc32fast::Hasher::new(),
         })
@@ -90,11 +89,11 @@ pub fn write_output(
 
 /// Whether `dir/name` exists and matches `record`.
 pub fn matches(dir: &Path, name: &str, record: &FileRecord) -> io::Result<bool> {
-    let path: PathBuf = dir.join(name);
-    let mut f = match File::open(&path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
-        Err(e) => return Err(e),
+    // Not following links and refusing a FIFO before it can block: the file must be the
+    // regular file we wrote.
+    let mut f = match Folder::open(dir)?.open_read(name)? {
+        Some(f) => f,
+        None => return Ok(false),
     };
     if f.metadata()?.len() != record.size {
         return Ok(false);

@@ -7,9 +7,14 @@
 //! content is never trusted for the decision. On NFS, Linux maps `flock` onto the server's
 //! byte-range locks, so two machines sharing a folder also exclude each other.
 
-use std::fs::{File, OpenOptions, TryLockError};
+use std::ffi::OsStr;
+use std::fs::{File, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+
+use rustix::fs::OFlags;
+
+use crate::io::Folder;
 
 /// The lock file's name inside a locked folder.
 pub const LOCK_FILE: &str = "cavesweep.lock";
@@ -53,36 +58,32 @@ fn describe_self(what: &str) -> String {
 impl FolderLock {
     /// Take the exclusive lock of `dir` (which must exist), describing the holder as `what`
     /// (e.g. the command line). Fails at once, naming the holder, if another process has it.
-    pub fn acquire(dir: &Path, what: &str) -> Result<FolderLock, LockError> {
-        Self::take(dir, Some(what))
-    }
-
-    /// Take a shared lock of `dir`: several readers may hold it, no writer can start meanwhile
-    /// (used by `merge` on its input folders).
-    pub fn acquire_shared(dir: &Path) -> Result<FolderLock, LockError> {
-        Self::take(dir, None)
-    }
-
-    fn take(dir: &Path, exclusive_as: Option<&str>) -> Result<FolderLock, LockError> {
+    /// Returns whether this call created the lock file (so a refusal can remove just that).
+    ///
+    /// The lock file is opened without following links and must be a regular file: a link
+    /// planted at `cavesweep.lock` would otherwise have the lock text written into its target.
+    pub fn acquire(dir: &Path, what: &str) -> Result<(FolderLock, bool), LockError> {
         let path = dir.join(LOCK_FILE);
         let io = |source| LockError::Io {
             path: path.display().to_string(),
             source,
         };
+        let folder = Folder::open(dir).map_err(io)?;
+        let name = OsStr::new(LOCK_FILE);
         // Never truncate on open: the current holder's description must survive our attempt.
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(io)?;
-        let got = if exclusive_as.is_some() {
-            file.try_lock()
-        } else {
-            file.try_lock_shared()
-        };
-        match got {
+        let (mut file, created) =
+            match folder.open_regular(name, OFlags::RDWR | OFlags::CREATE | OFlags::EXCL, 0o666) {
+                Ok(Some(f)) => (f, true),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    match folder.open_regular(name, OFlags::RDWR, 0).map_err(io)? {
+                        Some(f) => (f, false),
+                        None => return Err(io(std::io::ErrorKind::NotFound.into())),
+                    }
+                }
+                Ok(None) => return Err(io(std::io::ErrorKind::NotFound.into())),
+                Err(e) => return Err(io(e)),
+            };
+        match file.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
                 return Err(LockError::Busy {
@@ -92,17 +93,43 @@ impl FolderLock {
             }
             Err(TryLockError::Error(e)) => return Err(io(e)),
         }
-        if let Some(what) = exclusive_as {
-            let text = describe_self(what);
-            let write = |f: &mut File| -> std::io::Result<()> {
-                f.set_len(0)?;
-                f.seek(SeekFrom::Start(0))?;
-                f.write_all(text.as_bytes())?;
-                f.write_all(b"\n")
-            };
-            write(&mut file).map_err(io)?;
+        let text = describe_self(what);
+        let write = |f: &mut File| -> std::io::Result<()> {
+            f.set_len(0)?;
+            f.seek(SeekFrom::Start(0))?;
+            f.write_all(text.as_bytes())?;
+            f.write_all(b"\n")
+        };
+        write(&mut file).map_err(io)?;
+        Ok((FolderLock { _file: file, path }, created))
+    }
+
+    /// Take a shared lock of `dir` for reading it (`merge` inputs): several readers may hold
+    /// it, no writer can start meanwhile. The lock file is opened read-only, so a folder on a
+    /// read-only mount can be read; a folder without a lock file (or one this user may not
+    /// read) gets no lock (`None`): a writer creates the file before it writes anything, and
+    /// the caller checks the store's own consistency either way.
+    pub fn acquire_shared(dir: &Path) -> Result<Option<FolderLock>, LockError> {
+        let path = dir.join(LOCK_FILE);
+        let io = |source| LockError::Io {
+            path: path.display().to_string(),
+            source,
+        };
+        let folder = Folder::open(dir).map_err(io)?;
+        let mut file = match folder.open_regular(OsStr::new(LOCK_FILE), OFlags::RDONLY, 0) {
+            Ok(Some(f)) => f,
+            Ok(None) => return Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => return Ok(None),
+            Err(e) => return Err(io(e)),
+        };
+        match file.try_lock_shared() {
+            Ok(()) => Ok(Some(FolderLock { _file: file, path })),
+            Err(TryLockError::WouldBlock) => Err(LockError::Busy {
+                dir: dir.display().to_string(),
+                holder: read_holder(&mut file),
+            }),
+            Err(TryLockError::Error(e)) => Err(io(e)),
         }
-        Ok(FolderLock { _file: file, path })
     }
 
     pub fn path(&self) -> &Path {
@@ -134,18 +161,41 @@ mod tests {
     fn second_lock_is_refused_naming_the_first_and_released_on_drop() {
         let dir = std::env::temp_dir().join(format!("cavesweep-lock-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let a = FolderLock::acquire(&dir, "cavesweep sweep --seeds 0..10").unwrap();
+        let (a, created) = FolderLock::acquire(&dir, "cavesweep sweep --seeds 0..10").unwrap();
+        assert!(created);
         let e = FolderLock::acquire(&dir, "second").unwrap_err().to_string();
         assert!(e.contains("in use by another cavesweep"), "{e}");
         assert!(e.contains(&format!("pid {}", std::process::id())), "{e}");
         assert!(e.contains("--seeds 0..10"), "{e}");
         assert!(FolderLock::acquire_shared(&dir).is_err());
         drop(a);
-        let s1 = FolderLock::acquire_shared(&dir).unwrap();
-        let s2 = FolderLock::acquire_shared(&dir).unwrap();
+        let s1 = FolderLock::acquire_shared(&dir).unwrap().unwrap();
+        let s2 = FolderLock::acquire_shared(&dir).unwrap().unwrap();
         assert!(FolderLock::acquire(&dir, "writer").is_err());
         drop((s1, s2));
-        assert!(FolderLock::acquire(&dir, "writer").is_ok());
+        assert!(!FolderLock::acquire(&dir, "writer").unwrap().1);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_linked_lock_file_is_refused_and_its_target_untouched() {
+        let dir = std::env::temp_dir().join(format!("cavesweep-lock-link-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("o")).unwrap();
+        std::fs::write(dir.join("victim"), b"PRECIOUS").unwrap();
+        std::os::unix::fs::symlink(dir.join("victim"), dir.join("o").join(LOCK_FILE)).unwrap();
+        let e = FolderLock::acquire(&dir.join("o"), "x").unwrap_err().to_string();
+        assert!(e.contains("symbolic link"), "{e}");
+        assert!(FolderLock::acquire_shared(&dir.join("o")).is_err());
+        assert_eq!(std::fs::read(dir.join("victim")).unwrap(), b"PRECIOUS");
+        // A dangling link creates nothing.
+        std::fs::remove_file(dir.join("victim")).unwrap();
+        assert!(FolderLock::acquire(&dir.join("o"), "x").is_err());
+        assert!(!dir.join("victim").exists());
+        // No lock file: a reader takes no lock and creates nothing.
+        std::fs::create_dir(dir.join("r")).unwrap();
+        assert!(FolderLock::acquire_shared(&dir.join("r")).unwrap().is_none());
+        assert!(!dir.join("r").join(LOCK_FILE).exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

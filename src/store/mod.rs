@@ -41,6 +41,7 @@ pub use lock::{FolderLock, LOCK_FILE, LockError};
 pub use ranges::RangeSet;
 
 use crate::failpoint;
+use crate::io::{Folder, Kind};
 
 /// The store's file name inside an output folder.
 pub const DB_FILE: &str = "cavesweep.sqlite";
@@ -136,7 +137,8 @@ enum Entry {
     Lock,
     /// The store or one of our final files, or a temporary sibling of one: ours.
     Ours,
-    /// A temporary left by a killed process: removed on open.
+    /// A temporary left by a killed process: removed on open (a regular file in a folder
+    /// holding our store; anything else of that name is foreign).
     Temp,
     /// Written by an older cavesweep.
     Legacy,
@@ -181,7 +183,9 @@ fn sql_err(path: &Path, e: rusqlite::Error) -> StoreError {
 
 /// Open the store database with the settings every writer uses.
 fn connect(path: &Path, flags: OpenFlags) -> Result<Connection, StoreError> {
-    let conn = Connection::open_with_flags(path, flags).map_err(|e| sql_err(path, e))?;
+    // NOFOLLOW: the store's file inside the folder is never reached through a link.
+    let conn = Connection::open_with_flags(path, flags | OpenFlags::SQLITE_OPEN_NOFOLLOW)
+        .map_err(|e| sql_err(path, e))?;
     conn.busy_timeout(std::time::Duration::from_secs(10))
         .map_err(|e| sql_err(path, e))?;
     Ok(conn)
@@ -234,53 +238,99 @@ impl Store {
     /// refused before anything is read or written. A folder holding other work or other files is
     /// refused unless `force`, which removes only cavesweep's own files.
     pub fn open(dir: &Path, id: &Identity, force: bool) -> Result<Store, StoreError> {
+        if dir.as_os_str().is_empty() {
+            return Err(err("the output folder's name is empty: give a folder"));
+        }
         if dir.exists() && !dir.is_dir() {
             return Err(err(format!(
                 "output folder {} exists and is not a folder",
                 dir.display()
             )));
         }
-        fs::create_dir_all(dir).map_err(|e| {
+        let (folder, _) = Folder::create(dir).map_err(|e| {
             err(format!(
                 "cannot create output folder {}: {e}",
                 dir.display()
             ))
         })?;
-        let lock_existed = fs::symlink_metadata(dir.join(LOCK_FILE)).is_ok();
-        let lock = FolderLock::acquire(dir, &this_argv())?;
+        let (lock, lock_created) = FolderLock::acquire(dir, &this_argv())?;
         failpoint::kill("locked");
         // A refused folder is left as it was found: without a lock file this run created.
         let refuse = |msg: String| {
-            if !lock_existed {
-                let _ = fs::remove_file(dir.join(LOCK_FILE));
+            if lock_created {
+                let _ = folder.remove_file(LOCK_FILE);
             }
             err(msg)
         };
+        let entries = folder
+            .entries()
+            .map_err(|e| refuse(format!("cannot read output folder {}: {e}", dir.display())))?;
+        let has_db = entries
+            .iter()
+            .any(|(n, k)| n == DB_FILE && *k == Kind::File);
+        // Decide everything first: a refusal removes nothing.
         let mut legacy = false;
         let mut foreign = None;
         let mut outputs_without_store = false;
-        let db = dir.join(DB_FILE);
-        let has_db = db.exists();
-        for entry in fs::read_dir(dir)
-            .map_err(|e| err(format!("cannot read output folder {}: {e}", dir.display())))?
-        {
-            let entry = entry.map_err(|e| err(format!("cannot read {}: {e}", dir.display())))?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            match classify(&name, id.outputs) {
+        let mut side_without_store = None;
+        let mut remove_files = Vec::new();
+        let mut remove_dirs = Vec::new();
+        for (name, kind) in &entries {
+            let shown = || folder.join(name).display().to_string();
+            let Some(name_str) = name.to_str() else {
+                foreign = Some(name.to_string_lossy().into_owned());
+                continue;
+            };
+            let entry = match classify(name_str, id.outputs) {
+                // A temporary file is ours only in a folder holding our store (the store is
+                // created before any final file is written) and only as a regular file.
+                Entry::Temp if !has_db || *kind != Kind::File => Entry::Foreign,
+                e => e,
+            };
+            match entry {
                 Entry::Lock => {}
-                Entry::Temp => remove(&entry.path())?,
-                Entry::Ours if force => remove(&entry.path())?,
-                Entry::Legacy if force => remove(&entry.path())?,
-                Entry::Ours => outputs_without_store |= !has_db && !name.starts_with(DB_FILE),
+                Entry::Ours | Entry::Legacy if *kind == Kind::Link || matches!(kind, Kind::Special(_)) => {
+                    return Err(refuse(format!(
+                        "{} is {}, not a file cavesweep wrote; cavesweep neither follows nor removes it: move it away",
+                        shown(),
+                        kind.name()
+                    )));
+                }
+                Entry::Ours if *kind == Kind::Dir => {
+                    return Err(refuse(format!(
+                        "{} is a directory, where cavesweep writes a file; it is not removed: move it away",
+                        shown()
+                    )));
+                }
+                Entry::Temp => remove_files.push(name.clone()),
+                Entry::Ours if force => remove_files.push(name.clone()),
+                Entry::Legacy if force => match kind {
+                    Kind::Dir => remove_dirs.push(name.clone()),
+                    _ => remove_files.push(name.clone()),
+                },
+                Entry::Ours => {
+                    if !has_db {
+                        if name_str.starts_with(DB_FILE) {
+                            side_without_store = Some(shown());
+                        } else {
+                            outputs_without_store = true;
+                        }
+                    }
+                }
                 Entry::Legacy => legacy = true,
-                Entry::Foreign => foreign = Some(name),
+                Entry::Foreign => foreign = Some(name_str.to_string()),
             }
         }
-        let has_db = db.exists();
         if !has_db {
             if legacy {
                 return Err(refuse(format!(
                     "output folder {} holds a sweep written by an older cavesweep (state.json); it cannot be resumed: use another --out, or --force to replace it",
+                    dir.display()
+                )));
+            }
+            if let Some(side) = side_without_store {
+                return Err(refuse(format!(
+                    "output folder {} holds {side} but no {DB_FILE}: it is not a store cavesweep can use; use another --out, or --force to remove it",
                     dir.display()
                 )));
             }
@@ -292,11 +342,22 @@ impl Store {
             }
             if let (Some(name), false) = (&foreign, force) {
                 return Err(refuse(format!(
-                    "output folder {} is not empty and holds no cavesweep store ({name} is not ours); choose another --out (or --force to write beside those files)",
-                    dir.display()
+                    "output folder {} is not empty and holds no cavesweep store ({} is not ours); choose another --out (or --force to write beside those files)",
+                    dir.display(),
+                    name
                 )));
             }
         }
+        for name in &remove_files {
+            folder
+                .remove_file(name)
+                .map_err(|e| err(format!("cannot remove {}: {e}", folder.join(name).display())))?;
+        }
+        for name in &remove_dirs {
+            let p = folder.join(name);
+            fs::remove_dir_all(&p).map_err(|e| err(format!("cannot remove {}: {e}", p.display())))?;
+        }
+        let db = dir.join(DB_FILE);
         let conn = connect(
             &db,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
@@ -424,20 +485,36 @@ impl Store {
 
     fn open_read(dir: &Path, locked: bool) -> Result<Store, StoreError> {
         let db = dir.join(DB_FILE);
-        if !db.is_file() {
-            return Err(err(format!(
-                "{} is not a cavesweep output folder (no {DB_FILE})",
-                dir.display()
-            )));
+        let folder = Folder::open(dir)
+            .map_err(|e| err(format!("cannot read {}: {e}", dir.display())))?;
+        let kind = |name: &str| {
+            folder
+                .kind(name)
+                .map_err(|e| err(format!("cannot read {}: {e}", folder.join(name).display())))
+        };
+        match kind(DB_FILE)? {
+            Some(Kind::File) => {}
+            None => {
+                return Err(err(format!(
+                    "{} is not a cavesweep output folder (no {DB_FILE})",
+                    dir.display()
+                )));
+            }
+            Some(k) => return Err(err(crate::io::folder::refused(&db, k))),
         }
         let lock = if locked {
-            Some(FolderLock::acquire_shared(dir)?)
+            FolderLock::acquire_shared(dir)?
         } else {
             None
         };
         for side in DB_SIDE {
-            let p = dir.join(format!("{DB_FILE}{side}"));
-            if locked && p.metadata().is_ok_and(|m| m.len() > 0) {
+            let name = format!("{DB_FILE}{side}");
+            let p = dir.join(&name);
+            match kind(&name)? {
+                None | Some(Kind::File) => {}
+                Some(k) => return Err(err(crate::io::folder::refused(&p, k))),
+            }
+            if locked && fs::symlink_metadata(&p).is_ok_and(|m| m.len() > 0) {
                 return Err(err(format!(
                     "{} was interrupted in the middle of a write ({} exists): rerun its command to finish it first",
                     dir.display(),
@@ -656,15 +733,6 @@ fn differing_keys(a: &serde_json::Value, b: &serde_json::Value) -> Vec<String> {
 
 fn sql_err_io(path: &Path, e: std::io::Error) -> StoreError {
     err(format!("store {}: {e}", path.display()))
-}
-
-fn remove(p: &Path) -> Result<(), StoreError> {
-    let r = if p.is_dir() {
-        fs::remove_dir_all(p)
-    } else {
-        fs::remove_file(p)
-    };
-    r.map_err(|e| err(format!("cannot remove {}: {e}", p.display())))
 }
 
 fn read_point(r: &rusqlite::Row<'_>) -> ReadPoint {
