@@ -60,8 +60,9 @@ impl Kind {
     }
 }
 
-/// The error for an entry cavesweep will not touch because of its kind.
-pub fn refused(path: &Path, kind: Kind) -> io::Error {
+/// The error for an entry cavesweep will not touch because of its kind. Like the standard
+/// library's errors it does not name the path: the caller's message does.
+pub fn refused(kind: Kind) -> io::Error {
     let why = match kind {
         Kind::Link => "cavesweep does not follow or replace links it did not create",
         _ => "cavesweep reads and writes only regular files",
@@ -71,10 +72,7 @@ pub fn refused(path: &Path, kind: Kind) -> io::Error {
     } else {
         io::ErrorKind::InvalidInput
     };
-    io::Error::new(
-        errkind,
-        format!("{} is {}; {why}", path.display(), kind.name()),
-    )
+    io::Error::new(errkind, format!("it is {}; {why}", kind.name()))
 }
 
 /// An open folder. Cheap to clone (the descriptor is duplicated).
@@ -116,7 +114,7 @@ impl Folder {
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
             Mode::empty(),
         )
-        .map_err(|e| with_path(e.into(), path))?;
+        .map_err(io::Error::from)?;
         Ok(Folder {
             fd,
             path: path.to_path_buf(),
@@ -128,7 +126,7 @@ impl Folder {
     pub fn create(path: &Path) -> io::Result<(Folder, bool)> {
         let existed = std::fs::symlink_metadata(path).is_ok();
         if !existed {
-            std::fs::create_dir_all(path).map_err(|e| with_path(e, path))?;
+            std::fs::create_dir_all(path).map_err(|e| e)?;
         }
         Ok((Folder::open(path)?, !existed))
     }
@@ -141,10 +139,8 @@ impl Folder {
                 format!("{} does not name a file", path.display()),
             )
         })?;
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
+        // A bare name's parent is "": the current folder, shown as nothing in messages.
+        let dir = path.parent().unwrap_or(Path::new(""));
         Ok((Folder::open(dir)?, name.to_os_string()))
     }
 
@@ -171,7 +167,7 @@ impl Folder {
         match rustix::fs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
             Ok(st) => Ok(Some(Kind::of(FileType::from_raw_mode(st.st_mode)))),
             Err(rustix::io::Errno::NOENT) => Ok(None),
-            Err(e) => Err(with_path(e.into(), &self.join(name))),
+            Err(e) => Err(e.into()),
         }
     }
 
@@ -181,21 +177,18 @@ impl Folder {
             Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::RegularFile => {
                 Ok(Some((st.st_size as u64, st.st_mode & 0o7777)))
             }
-            Ok(st) => Err(refused(
-                &self.join(name),
-                Kind::of(FileType::from_raw_mode(st.st_mode)),
-            )),
+            Ok(st) => Err(refused(Kind::of(FileType::from_raw_mode(st.st_mode)))),
             Err(rustix::io::Errno::NOENT) => Ok(None),
-            Err(e) => Err(with_path(e.into(), &self.join(name))),
+            Err(e) => Err(e.into()),
         }
     }
 
     /// Every entry's name and kind (not following links), sorted by name.
     pub fn entries(&self) -> io::Result<Vec<(OsString, Kind)>> {
-        let dir = rustix::fs::Dir::read_from(&self.fd).map_err(|e| with_path(e.into(), &self.path))?;
+        let dir = rustix::fs::Dir::read_from(&self.fd).map_err(io::Error::from)?;
         let mut out = Vec::new();
         for entry in dir {
-            let entry = entry.map_err(|e| with_path(e.into(), &self.path))?;
+            let entry = entry.map_err(io::Error::from)?;
             let name = OsStr::from_bytes(entry.file_name().to_bytes());
             if name == "." || name == ".." {
                 continue;
@@ -222,7 +215,7 @@ impl Folder {
             match rustix::fs::mkdirat(&self.fd, name, Mode::from_raw_mode(0o777)) {
                 Ok(()) => made = true,
                 Err(rustix::io::Errno::EXIST) => {}
-                Err(e) => return Err(with_path(e.into(), &self.join(name))),
+                Err(e) => return Err(e.into()),
             }
         }
         let path = self.join(name);
@@ -235,9 +228,9 @@ impl Folder {
             Ok(fd) => Ok((Folder { fd, path }, made)),
             Err(rustix::io::Errno::NOTDIR | rustix::io::Errno::LOOP) => {
                 let kind = self.kind(name)?.unwrap_or(Kind::Special("not a folder"));
-                Err(refused(&path, kind))
+                Err(refused(kind))
             }
-            Err(e) => Err(with_path(e.into(), &path)),
+            Err(e) => Err(e.into()),
         }
     }
 
@@ -253,10 +246,10 @@ impl Folder {
         ) {
             Ok(fd) => fd,
             Err(rustix::io::Errno::NOENT) => return Ok(None),
-            Err(rustix::io::Errno::LOOP) => return Err(refused(&self.join(name), Kind::Link)),
-            Err(e) => return Err(with_path(e.into(), &self.join(name))),
+            Err(rustix::io::Errno::LOOP) => return Err(refused(Kind::Link)),
+            Err(e) => return Err(e.into()),
         };
-        regular_blocking(fd, &self.join(name)).map(Some)
+        regular_blocking(fd).map(Some)
     }
 
     /// Read the regular file `name` whole, at most `limit` bytes (longer is an error).
@@ -264,9 +257,7 @@ impl Folder {
         let name = name.as_ref();
         match self.open_read(name)? {
             None => Ok(None),
-            Some(f) => read_all_capped(f, limit)
-                .map(Some)
-                .map_err(|e| with_path(e, &self.join(name))),
+            Some(f) => read_all_capped(f, limit).map(Some).map_err(|e| e),
         }
     }
 
@@ -304,7 +295,7 @@ impl Folder {
             ) {
                 Ok(fd) => return Ok((tmp, fd)),
                 Err(rustix::io::Errno::EXIST) => continue,
-                Err(e) => return Err(with_path(e.into(), &self.join(&tmp))),
+                Err(e) => return Err(e.into()),
             }
         }
         Err(io::Error::new(
@@ -345,7 +336,7 @@ impl Folder {
         }
         match rustix::fs::unlinkat(&self.fd, name, AtFlags::empty()) {
             Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
-            Err(e) => Err(with_path(e.into(), &self.join(name))),
+            Err(e) => Err(e.into()),
         }
     }
 
@@ -354,7 +345,7 @@ impl Folder {
         let name = component(name.as_ref())?;
         match rustix::fs::unlinkat(&self.fd, name, AtFlags::REMOVEDIR) {
             Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
-            Err(e) => Err(with_path(e.into(), &self.join(name))),
+            Err(e) => Err(e.into()),
         }
     }
 
@@ -363,8 +354,7 @@ impl Folder {
     pub fn rename(&self, from: &OsStr, to: &OsStr) -> io::Result<()> {
         let (from, to) = (component(from)?, component(to)?);
         self.file_stat(to)?;
-        rustix::fs::renameat(&self.fd, from, &self.fd, to)
-            .map_err(|e| with_path(e.into(), &self.join(to)))
+        rustix::fs::renameat(&self.fd, from, &self.fd, to).map_err(io::Error::from)
     }
 
     /// Make completed renames and removals in this folder durable. Best effort: some file
@@ -398,23 +388,23 @@ impl Folder {
             Err(rustix::io::Errno::EXIST) => {
                 return Err(io::Error::from(io::ErrorKind::AlreadyExists));
             }
-            Err(rustix::io::Errno::LOOP) => return Err(refused(&self.join(name), Kind::Link)),
+            Err(rustix::io::Errno::LOOP) => return Err(refused(Kind::Link)),
             // A FIFO opened for writing without a reader.
             Err(rustix::io::Errno::NXIO) => {
-                return Err(refused(&self.join(name), Kind::Special("a FIFO (named pipe)")));
+                return Err(refused(Kind::Special("a FIFO (named pipe)")));
             }
-            Err(e) => return Err(with_path(e.into(), &self.join(name))),
+            Err(e) => return Err(e.into()),
         };
-        regular_blocking(fd, &self.join(name)).map(Some)
+        regular_blocking(fd).map(Some)
     }
 }
 
 /// Check that `fd` is a regular file and make its reads and writes blocking again.
-fn regular_blocking(fd: OwnedFd, path: &Path) -> io::Result<File> {
+fn regular_blocking(fd: OwnedFd) -> io::Result<File> {
     let st = rustix::fs::fstat(&fd)?;
     let ft = FileType::from_raw_mode(st.st_mode);
     if ft != FileType::RegularFile {
-        return Err(refused(path, Kind::of(ft)));
+        return Err(refused(Kind::of(ft)));
     }
     let flags = rustix::fs::fcntl_getfl(&fd)?;
     rustix::fs::fcntl_setfl(&fd, flags - OFlags::NONBLOCK)?;
@@ -443,23 +433,7 @@ pub fn open_input(path: &Path) -> io::Result<File> {
         OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
         Mode::empty(),
     )?;
-    regular_blocking(fd, path).map_err(|e| {
-        if e.kind() == io::ErrorKind::InvalidInput {
-            // `refused` names the path already.
-            e
-        } else {
-            with_path(e, path)
-        }
-    })
-}
-
-/// Add the path to an error that does not name it.
-fn with_path(e: io::Error, path: &Path) -> io::Error {
-    let msg = e.to_string();
-    if msg.contains(&path.display().to_string()) {
-        return e;
-    }
-    io::Error::new(e.kind(), format!("{}: {msg}", path.display()))
+    regular_blocking(fd)
 }
 
 /// A file being written atomically inside a [`Folder`]: bytes go to a temporary name created by
@@ -528,7 +502,8 @@ mod tests {
     use std::os::unix::fs::symlink;
 
     fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("cavesweep-folder-{name}-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("cavesweep-folder-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir
@@ -566,7 +541,10 @@ mod tests {
         assert!(open_input(&fifo).unwrap_err().to_string().contains("FIFO"));
         assert!(f.write("seeds.csv", b"x").is_err());
         assert!(f.remove_file("seeds.csv").is_err());
-        assert_eq!(f.kind("seeds.csv").unwrap(), Some(Kind::Special("a FIFO (named pipe)")));
+        assert_eq!(
+            f.kind("seeds.csv").unwrap(),
+            Some(Kind::Special("a FIFO (named pipe)"))
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -576,13 +554,21 @@ mod tests {
         let dir = scratch("write");
         let f = Folder::open(&dir).unwrap();
         f.write("a.txt", b"one").unwrap();
-        std::fs::set_permissions(dir.join("a.txt"), std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::fs::set_permissions(dir.join("a.txt"), std::fs::Permissions::from_mode(0o600))
+            .unwrap();
         f.write("a.txt", b"two").unwrap();
         assert_eq!(std::fs::read(dir.join("a.txt")).unwrap(), b"two");
-        let mode = std::fs::metadata(dir.join("a.txt")).unwrap().permissions().mode();
+        let mode = std::fs::metadata(dir.join("a.txt"))
+            .unwrap()
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o600);
         // A leftover with this process's temporary name is neither removed nor truncated.
-        std::fs::write(dir.join(format!("b.txt.tmp{}", std::process::id())), b"keep").unwrap();
+        std::fs::write(
+            dir.join(format!("b.txt.tmp{}", std::process::id())),
+            b"keep",
+        )
+        .unwrap();
         {
             let mut w = f.create_file("b.txt").unwrap();
             w.write_all(b"dropped").unwrap();
@@ -601,7 +587,12 @@ mod tests {
             io::ErrorKind::IsADirectory
         );
         symlink(&dir, dir.join("img")).unwrap();
-        assert!(f.sub("img", true).unwrap_err().to_string().contains("symbolic link"));
+        assert!(
+            f.sub("img", true)
+                .unwrap_err()
+                .to_string()
+                .contains("symbolic link")
+        );
         assert!(f.sub("sub", true).unwrap().1);
         assert!(!f.sub("sub", true).unwrap().1);
         std::fs::remove_dir_all(&dir).unwrap();

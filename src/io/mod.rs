@@ -208,7 +208,10 @@ mod tests {
             assert!(e.to_string().contains("symbolic link"), "{l}: {e}");
         }
         assert_eq!(fs::read(dir.join("sub/real.txt")).unwrap(), b"old");
-        assert!(!dir.join("made.txt").exists(), "a dangling link creates nothing");
+        assert!(
+            !dir.join("made.txt").exists(),
+            "a dangling link creates nothing"
+        );
         assert_eq!(names(&dir), before, "nothing replaced, nothing left behind");
         // The folder part of the path is the user's own: a link to a folder is followed.
         symlink("sub", dir.join("to-sub")).unwrap();
@@ -298,8 +301,9 @@ mod tests {
         let e = read_to_string_capped(&p, 99).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::FileTooLarge);
         assert!(e.to_string().contains("99 bytes"), "{e}");
+        // A device is refused before the first read, not read up to the cap.
         let e = read_to_string_capped(Path::new("/dev/zero"), 4 << 20).unwrap_err();
-        assert!(e.to_string().contains("4 MiB"), "{e}");
+        assert!(e.to_string().contains("character device"), "{e}");
         fs::write(&p, [0xff, 0xfe]).unwrap();
         assert_eq!(
             read_to_string_capped(&p, 100).unwrap_err().kind(),

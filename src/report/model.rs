@@ -260,8 +260,8 @@ pub fn load(dir: &Path) -> Result<Sweep, ReportError> {
         read_csvs(&mut sweep, &Tables::Folder(dir))?;
     } else {
         // Still running (or interrupted): the finished points' rows, read from the store.
-        let p = crate::sweep::state::provisional(dir)
-            .map_err(|e| ReportError::Input(e.to_string()))?;
+        let p =
+            crate::sweep::state::provisional(dir).map_err(|e| ReportError::Input(e.to_string()))?;
         // The store is fresher than the manifest, which is written at checkpoints.
         sweep.progress.chunks_done = Some(p.chunks_done);
         sweep.progress.chunks_total = Some(p.chunks_total);
@@ -414,7 +414,8 @@ impl Table {
     /// Open the CSV file `path`: absent is `None`; a link, FIFO or device is refused before
     /// anything can block.
     fn open(path: PathBuf) -> Result<Option<Table>, ReportError> {
-        let cannot = |e: std::io::Error| ReportError::Input(format!("cannot read {}: {e}", path.display()));
+        let cannot =
+            |e: std::io::Error| ReportError::Input(format!("cannot read {}: {e}", path.display()));
         let (folder, name) = Folder::of_file(&path).map_err(cannot)?;
         match folder.open_read(name).map_err(cannot)? {
             None => Ok(None),

@@ -91,7 +91,9 @@ impl ReportDir {
             }
             Err(e) => return Err(out_err(format!("--out {shown}: {e}"))),
         }
-        if let Some(k) = folder.kind("img").map_err(|e| out_err(e.to_string()))?
+        if let Some(k) = folder
+            .kind("img")
+            .map_err(|e| out_err(format!("cannot read {}: {e}", folder.join("img").display())))?
             && k != Kind::Dir
         {
             return Err(out_err(format!(
@@ -118,7 +120,12 @@ impl ReportDir {
                     other => other.map(|_| None),
                 },
             }
-            .map_err(|e| out_err(e.to_string()))?;
+            .map_err(|e| {
+                out_err(format!(
+                    "cannot read {}: {e}",
+                    self.path.join(rel).display()
+                ))
+            })?;
             match kind {
                 None => {}
                 Some(Kind::File) if self.earlier.contains(rel) => {}
@@ -134,9 +141,12 @@ impl ReportDir {
         }
         let (folder, _) = Folder::create(&self.path)
             .map_err(|e| out_err(format!("cannot create {}: {e}", self.path.display())))?;
-        folder
-            .sub("img", true)
-            .map_err(|e| out_err(format!("cannot create {}: {e}", folder.join("img").display())))?;
+        folder.sub("img", true).map_err(|e| {
+            out_err(format!(
+                "cannot create {}: {e}",
+                folder.join("img").display()
+            ))
+        })?;
         let all: BTreeSet<String> = self.earlier.iter().chain(names).cloned().collect();
         self.folder = Some(folder);
         self.write_marker(&all)?;
@@ -160,7 +170,12 @@ impl ReportDir {
             None => folder.write(name, bytes),
             Some(s) => folder.sub(s, false).and_then(|(d, _)| d.write(name, bytes)),
         };
-        r.map_err(|e| out_err(format!("cannot write {}: {e}", self.path.join(rel).display())))
+        r.map_err(|e| {
+            out_err(format!(
+                "cannot write {}: {e}",
+                self.path.join(rel).display()
+            ))
+        })
     }
 
     /// Write one of the files named to [`ReportDir::begin`].
@@ -193,7 +208,8 @@ mod tests {
     use super::*;
 
     fn scratch(name: &str) -> std::path::PathBuf {
-        let d = std::env::temp_dir().join(format!("cavesweep-reportdir-{name}-{}", std::process::id()));
+        let d =
+            std::env::temp_dir().join(format!("cavesweep-reportdir-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         d
     }
@@ -219,7 +235,10 @@ mod tests {
             r.put(n, b"2").unwrap();
         }
         r.finish(&second).unwrap();
-        assert!(!d.join("img/b.png").exists(), "the earlier report's stale picture is removed");
+        assert!(
+            !d.join("img/b.png").exists(),
+            "the earlier report's stale picture is removed"
+        );
         assert_eq!(std::fs::read(d.join("img/logo.png")).unwrap(), b"mine");
         assert_eq!(std::fs::read(d.join("notes.txt")).unwrap(), b"mine");
         // A report that would write over the user's file is refused, writing nothing.

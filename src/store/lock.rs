@@ -184,7 +184,9 @@ mod tests {
         std::fs::create_dir_all(dir.join("o")).unwrap();
         std::fs::write(dir.join("victim"), b"PRECIOUS").unwrap();
         std::os::unix::fs::symlink(dir.join("victim"), dir.join("o").join(LOCK_FILE)).unwrap();
-        let e = FolderLock::acquire(&dir.join("o"), "x").unwrap_err().to_string();
+        let e = FolderLock::acquire(&dir.join("o"), "x")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("symbolic link"), "{e}");
         assert!(FolderLock::acquire_shared(&dir.join("o")).is_err());
         assert_eq!(std::fs::read(dir.join("victim")).unwrap(), b"PRECIOUS");
@@ -194,7 +196,11 @@ mod tests {
         assert!(!dir.join("victim").exists());
         // No lock file: a reader takes no lock and creates nothing.
         std::fs::create_dir(dir.join("r")).unwrap();
-        assert!(FolderLock::acquire_shared(&dir.join("r")).unwrap().is_none());
+        assert!(
+            FolderLock::acquire_shared(&dir.join("r"))
+                .unwrap()
+                .is_none()
+        );
         assert!(!dir.join("r").join(LOCK_FILE).exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }

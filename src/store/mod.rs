@@ -289,7 +289,9 @@ impl Store {
             };
             match entry {
                 Entry::Lock => {}
-                Entry::Ours | Entry::Legacy if *kind == Kind::Link || matches!(kind, Kind::Special(_)) => {
+                Entry::Ours | Entry::Legacy
+                    if *kind == Kind::Link || matches!(kind, Kind::Special(_)) =>
+                {
                     return Err(refuse(format!(
                         "{} is {}, not a file cavesweep wrote; cavesweep neither follows nor removes it: move it away",
                         shown(),
@@ -349,13 +351,17 @@ impl Store {
             }
         }
         for name in &remove_files {
-            folder
-                .remove_file(name)
-                .map_err(|e| err(format!("cannot remove {}: {e}", folder.join(name).display())))?;
+            folder.remove_file(name).map_err(|e| {
+                err(format!(
+                    "cannot remove {}: {e}",
+                    folder.join(name).display()
+                ))
+            })?;
         }
         for name in &remove_dirs {
             let p = folder.join(name);
-            fs::remove_dir_all(&p).map_err(|e| err(format!("cannot remove {}: {e}", p.display())))?;
+            fs::remove_dir_all(&p)
+                .map_err(|e| err(format!("cannot remove {}: {e}", p.display())))?;
         }
         let db = dir.join(DB_FILE);
         let conn = connect(
@@ -485,8 +491,8 @@ impl Store {
 
     fn open_read(dir: &Path, locked: bool) -> Result<Store, StoreError> {
         let db = dir.join(DB_FILE);
-        let folder = Folder::open(dir)
-            .map_err(|e| err(format!("cannot read {}: {e}", dir.display())))?;
+        let folder =
+            Folder::open(dir).map_err(|e| err(format!("cannot read {}: {e}", dir.display())))?;
         let kind = |name: &str| {
             folder
                 .kind(name)
@@ -500,7 +506,13 @@ impl Store {
                     dir.display()
                 )));
             }
-            Some(k) => return Err(err(crate::io::folder::refused(&db, k))),
+            Some(k) => {
+                return Err(err(format!(
+                    "{}: {}",
+                    db.display(),
+                    crate::io::folder::refused(k)
+                )));
+            }
         }
         let lock = if locked {
             FolderLock::acquire_shared(dir)?
@@ -512,7 +524,13 @@ impl Store {
             let p = dir.join(&name);
             match kind(&name)? {
                 None | Some(Kind::File) => {}
-                Some(k) => return Err(err(crate::io::folder::refused(&p, k))),
+                Some(k) => {
+                    return Err(err(format!(
+                        "{}: {}",
+                        p.display(),
+                        crate::io::folder::refused(k)
+                    )));
+                }
             }
             if locked && fs::symlink_metadata(&p).is_ok_and(|m| m.len() > 0) {
                 return Err(err(format!(

@@ -1,0 +1,490 @@
+//! The file-safety model (README, "What cavesweep touches"), through the real binary: every
+//! defect of issue 35 about files that are not cavesweep's own, reproduced in a scratch folder,
+//! and a randomized round of hostile output folders run against every command that writes.
+//!
+//! `CAVESWEEP_HOSTILE_BIN=/path/to/cavesweep` runs these against another build (an older one
+//! fails them: that is how each test was shown to be able to fail).
+
+#![cfg(unix)]
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::os::unix::fs::{FileTypeExt, symlink};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> PathBuf {
+    std::env::var_os("CAVESWEEP_HOSTILE_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_cavesweep")))
+}
+
+/// Run the binary in `dir`, killing it (and failing the test) after `limit`: every run here
+/// has a time limit, since blocking forever on a FIFO is one of the defects.
+fn run_limited(dir: &Path, args: &[&str], limit: Duration) -> Output {
+    let mut child = Command::new(bin())
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("binary runs");
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            let _ = child.wait();
+            panic!("cavesweep {args:?} still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    run_limited(dir, args, Duration::from_secs(60))
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Refused cleanly: non-zero exit (not a crash), one line on stderr containing `needle`.
+fn refused(o: &Output, needle: &str) {
+    let e = stderr(o);
+    assert!(!o.status.success(), "should be refused, but succeeded: {e}");
+    assert!(
+        matches!(o.status.code(), Some(c) if c != 101 && c < 128),
+        "exit {:?}: {e}",
+        o.status
+    );
+    assert!(!e.contains("panicked"), "{e}");
+    assert_eq!(e.trim_end().lines().count(), 1, "one line: {e}");
+    assert!(e.contains(needle), "{needle:?} not in: {e}");
+}
+
+fn ok(o: &Output) {
+    assert!(o.status.success(), "failed: {}", stderr(o));
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("hostile-{name}"));
+    let _ = fs::remove_dir_all(&d);
+    fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn mkfifo(p: &Path) {
+    let ok = Command::new("mkfifo").arg(p).status().unwrap().success();
+    assert!(ok, "mkfifo {}", p.display());
+}
+
+/// Everything under `dir`, not following links: name -> what it is (bytes of a file, target of
+/// a link, "fifo", "dir").
+fn snapshot(dir: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    fn walk(root: &Path, d: &Path, out: &mut BTreeMap<String, String>) {
+        let Ok(rd) = fs::read_dir(d) else { return };
+        for e in rd.flatten() {
+            let p = e.path();
+            let rel = p.strip_prefix(root).unwrap().display().to_string();
+            let m = fs::symlink_metadata(&p).unwrap();
+            let ft = m.file_type();
+            let v = if ft.is_symlink() {
+                format!("link -> {}", fs::read_link(&p).unwrap().display())
+            } else if ft.is_fifo() {
+                "fifo".into()
+            } else if ft.is_dir() {
+                walk(root, &p, out);
+                "dir".into()
+            } else {
+                format!("file {:?}", fs::read(&p).unwrap())
+            };
+            out.insert(rel, v);
+        }
+    }
+    walk(dir, dir, &mut out);
+    out
+}
+
+const SWEEP: &[&str] = &["sweep", "--preset", "classic-4-5", "--seeds", "0..40"];
+
+fn sweep_into(dir: &Path, out: &str, extra: &[&str]) -> Output {
+    let mut args = SWEEP.to_vec();
+    args.extend(["--out", out]);
+    args.extend(extra);
+    run(dir, &args)
+}
+
+#[test]
+fn d01_a_linked_lock_file_is_refused_and_its_target_untouched() {
+    let d = scratch("d01");
+    fs::create_dir(d.join("o")).unwrap();
+    fs::write(d.join("victim.txt"), b"PRECIOUS\n").unwrap();
+    symlink(d.join("victim.txt"), d.join("o/cavesweep.lock")).unwrap();
+    refused(&sweep_into(&d, "o", &[]), "symbolic link");
+    assert_eq!(fs::read(d.join("victim.txt")).unwrap(), b"PRECIOUS\n");
+    // A dangling link: its target is not created.
+    fs::create_dir(d.join("p")).unwrap();
+    symlink(d.join("made-by-link"), d.join("p/cavesweep.lock")).unwrap();
+    refused(&sweep_into(&d, "p", &["--force"]), "symbolic link");
+    assert!(!d.join("made-by-link").exists());
+}
+
+/// A finished sweep folder to report on.
+fn finished_sweep(d: &Path) -> PathBuf {
+    ok(&sweep_into(d, "sw", &[]));
+    d.join("sw")
+}
+
+#[test]
+fn d02_report_never_takes_a_folder_without_its_marker_for_an_earlier_report() {
+    let d = scratch("d02");
+    finished_sweep(&d);
+    let site = d.join("site");
+    fs::create_dir_all(site.join("img")).unwrap();
+    fs::write(site.join("index.html"), b"<h1>my site</h1>").unwrap();
+    fs::write(site.join("README.md"), b"# mine").unwrap();
+    fs::write(site.join("img/logo.png"), b"logo").unwrap();
+    let before = snapshot(&site);
+    refused(&run(&d, &["report", "sw", "--out", "site"]), "site");
+    assert_eq!(snapshot(&site), before, "nothing replaced or deleted");
+    // A report folder of our own: rerun replaces its files, keeps what the user added.
+    ok(&run(&d, &["report", "sw", "--out", "rep"]));
+    fs::write(d.join("rep/notes.txt"), b"mine").unwrap();
+    fs::write(d.join("rep/img/logo.png"), b"logo").unwrap();
+    ok(&run(&d, &["report", "sw", "--out", "rep"]));
+    assert_eq!(fs::read(d.join("rep/notes.txt")).unwrap(), b"mine");
+    assert_eq!(fs::read(d.join("rep/img/logo.png")).unwrap(), b"logo");
+}
+
+#[test]
+fn d03_a_linked_report_img_folder_is_refused() {
+    let d = scratch("d03");
+    finished_sweep(&d);
+    ok(&run(&d, &["report", "sw", "--out", "rep"]));
+    fs::create_dir(d.join("elsewhere")).unwrap();
+    fs::write(d.join("elsewhere/holiday.png"), b"photo").unwrap();
+    fs::remove_dir_all(d.join("rep/img")).unwrap();
+    symlink(d.join("elsewhere"), d.join("rep/img")).unwrap();
+    let before = snapshot(&d.join("elsewhere"));
+    refused(&run(&d, &["report", "sw", "--out", "rep"]), "symbolic link");
+    assert_eq!(snapshot(&d.join("elsewhere")), before);
+}
+
+#[test]
+fn d04_a_refused_sweep_removes_nothing_not_even_look_alike_temp_files() {
+    let d = scratch("d04");
+    let tm = d.join("tm");
+    fs::create_dir_all(tm.join("seeds.csv.tmp2024")).unwrap();
+    fs::write(tm.join("seeds.csv.tmp2024/ch1.txt"), b"thesis").unwrap();
+    fs::write(tm.join("summary.csv.tmp77"), b"a file of mine").unwrap();
+    fs::write(tm.join("notes.txt"), b"n").unwrap();
+    let before = snapshot(&tm);
+    refused(&sweep_into(&d, "tm", &[]), "is not ours");
+    assert_eq!(snapshot(&tm), before);
+    // With --force (write beside foreign files) the look-alikes are still not removed.
+    ok(&sweep_into(&d, "tm", &["--force"]));
+    let after = snapshot(&tm);
+    for (k, v) in &before {
+        assert_eq!(after.get(k), Some(v), "{k} kept");
+    }
+}
+
+#[test]
+fn d05_fifos_never_block_a_sweep_a_report_or_a_search() {
+    let d = scratch("d05");
+    finished_sweep(&d);
+    fs::remove_file(d.join("sw/seeds.csv")).ok();
+    fs::remove_file(d.join("sw/summary.csv")).unwrap();
+    mkfifo(&d.join("sw/summary.csv"));
+    let limit = Duration::from_secs(20);
+    let mut args = SWEEP.to_vec();
+    args.extend(["--out", "sw"]);
+    refused(&run_limited(&d, &args, limit), "FIFO");
+    let o = run_limited(&d, &["report", "sw", "--out", "rep"], limit);
+    refused(&o, "FIFO");
+    assert!(
+        fs::symlink_metadata(d.join("sw/summary.csv"))
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+    // search --out a FIFO, with --force: refused before a row is written.
+    mkfifo(&d.join("rows.csv"));
+    let o = run_limited(
+        &d,
+        &[
+            "search",
+            "--preset",
+            "classic-4-5",
+            "--seeds",
+            "0..50",
+            "--where",
+            "components >= 1",
+            "--out",
+            "rows.csv",
+            "--force",
+        ],
+        limit,
+    );
+    refused(&o, "FIFO");
+    // --recipe and --seeds-from FIFOs: refused, not read.
+    mkfifo(&d.join("recipe.toml"));
+    refused(
+        &run_limited(&d, &["run", "--recipe", "recipe.toml"], limit),
+        "FIFO",
+    );
+}
+
+/// Make `dirs` read-only by bind-mounting a read-only tmpfs copy when this process may mount
+/// (root in CI); `None` otherwise.
+struct RoMount(PathBuf);
+
+impl RoMount {
+    fn new(dir: &Path) -> Option<RoMount> {
+        let copy = dir.with_extension("copy");
+        let sh = |cmd: String| {
+            Command::new("sh")
+                .args(["-c", &cmd])
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        let (d, c) = (dir.display(), copy.display());
+        if !sh(format!(
+            "cp -a '{d}' '{c}' && mount -t tmpfs -o size=16m tmpfs '{d}' && cp -a '{c}/.' '{d}/' && mount -o remount,ro '{d}'"
+        )) {
+            let _ = sh(format!("umount '{d}'"));
+            return None;
+        }
+        Some(RoMount(dir.to_path_buf()))
+    }
+}
+
+impl Drop for RoMount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn d08_merge_reads_shards_it_may_not_write() {
+    let d = scratch("d08");
+    for k in 1..=2 {
+        let shard = format!("shards/shard-{k}");
+        ok(&sweep_into(
+            &d,
+            &shard,
+            &["--chunk", "16", "--shard", &format!("{k}/2")],
+        ));
+        // A merge input without a lock file gets none made: merge only reads its inputs.
+        fs::remove_file(d.join(&shard).join("cavesweep.lock")).unwrap();
+    }
+    let before = snapshot(&d.join("shards"));
+    ok(&run(&d, &["merge", "--from", "shards", "--out", "merged"]));
+    assert_eq!(
+        snapshot(&d.join("shards")),
+        before,
+        "merge wrote nothing into its inputs"
+    );
+    // On a read-only mount (when this test may mount one).
+    match RoMount::new(&d.join("shards")) {
+        Some(_ro) => {
+            ok(&run(
+                &d,
+                &["merge", "--from", "shards", "--out", "merged-ro"],
+            ));
+            let a = fs::read(d.join("merged/summary.csv")).unwrap();
+            assert_eq!(fs::read(d.join("merged-ro/summary.csv")).unwrap(), a);
+        }
+        None => eprintln!("d08: cannot mount here; the read-only mount case was not run"),
+    }
+}
+
+#[test]
+fn search_out_and_run_png_never_write_through_links() {
+    let d = scratch("links");
+    fs::write(d.join("victim"), b"PRECIOUS").unwrap();
+    symlink(d.join("victim"), d.join("rows.csv")).unwrap();
+    symlink(d.join("victim"), d.join("cave.png")).unwrap();
+    let search = [
+        "search",
+        "--preset",
+        "classic-4-5",
+        "--seeds",
+        "0..20",
+        "--where",
+        "components >= 1",
+        "--out",
+        "rows.csv",
+        "--force",
+    ];
+    refused(&run(&d, &search), "symbolic link");
+    refused(
+        &run(&d, &["run", "--png", "cave.png", "--force"]),
+        "symbolic link",
+    );
+    // The checkpoint folder beside --out is derived, not named by the user: a link there is
+    // refused too.
+    fs::create_dir(d.join("elsewhere")).unwrap();
+    symlink(d.join("elsewhere"), d.join("out.csv.checkpoint")).unwrap();
+    let mut s2 = search;
+    s2[8] = "out.csv";
+    refused(&run(&d, &s2), "symbolic link");
+    assert_eq!(fs::read(d.join("victim")).unwrap(), b"PRECIOUS");
+    assert!(snapshot(&d.join("elsewhere")).is_empty());
+    assert!(!d.join("out.csv").exists());
+}
+
+#[test]
+fn a_foreign_sqlite_journal_without_a_store_is_refused() {
+    let d = scratch("journal");
+    fs::create_dir(d.join("o")).unwrap();
+    fs::write(d.join("o/cavesweep.sqlite-journal"), b"not ours").unwrap();
+    refused(&sweep_into(&d, "o", &[]), "cavesweep.sqlite-journal");
+    assert_eq!(
+        fs::read(d.join("o/cavesweep.sqlite-journal")).unwrap(),
+        b"not ours"
+    );
+    assert_eq!(snapshot(&d.join("o")).len(), 1, "no lock file left behind");
+}
+
+/// A small deterministic generator (SplitMix64), so a failing case can be rerun by its seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
+        &v[(self.next() % v.len() as u64) as usize]
+    }
+}
+
+/// Names cavesweep writes or looks at, and some of its own.
+const NAMES: &[&str] = &[
+    "cavesweep.lock",
+    "cavesweep.sqlite",
+    "cavesweep.sqlite-journal",
+    "summary.csv",
+    "seeds.csv",
+    "trajectory.csv",
+    "manifest.json",
+    "seeds.csv.tmp123",
+    "summary.csv.tmp9",
+    "index.html",
+    "img",
+    ".cavesweep-report",
+    "rows.csv",
+    "rows.csv.checkpoint",
+    "cave.png",
+    "notes.txt",
+];
+
+/// Put something hostile at `dir/name`: a link to a file outside, a dangling link, a FIFO, a
+/// folder with a file in it, or a foreign file (only under a name that is not one of ours:
+/// `--force` may replace a regular file bearing one of cavesweep's names, by design).
+fn plant(rng: &mut Rng, dir: &Path, name: &str, outside: &Path) {
+    let p = dir.join(name);
+    let ours = !matches!(name, "notes.txt") && !name.contains(".tmp");
+    let kinds: &[u8] = if ours {
+        &[0, 1, 2, 3]
+    } else {
+        &[0, 1, 2, 3, 4]
+    };
+    match rng.pick(kinds) {
+        0 => symlink(outside.join("victim"), &p).unwrap(),
+        1 => symlink(outside.join(format!("never-{name}")), &p).unwrap(),
+        2 => mkfifo(&p),
+        3 => {
+            fs::create_dir(&p).unwrap();
+            fs::write(p.join("inside.txt"), b"keep me").unwrap();
+        }
+        _ => fs::write(&p, format!("foreign {name}")).unwrap(),
+    }
+}
+
+#[test]
+fn randomized_hostile_folders_change_nothing_that_is_not_ours() {
+    let d = scratch("random");
+    finished_sweep(&d);
+    let outside = d.join("outside");
+    fs::create_dir(&outside).unwrap();
+    fs::write(outside.join("victim"), b"PRECIOUS").unwrap();
+    let rounds: u64 = std::env::var("CAVESWEEP_HOSTILE_ROUNDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(12);
+    let limit = Duration::from_secs(30);
+    for round in 0..rounds {
+        let mut rng = Rng(round);
+        let h = d.join(format!("h{round}"));
+        fs::create_dir(&h).unwrap();
+        let n = 1 + rng.next() % 4;
+        let mut planted = Vec::new();
+        for _ in 0..n {
+            let name = *rng.pick(NAMES);
+            if !planted.contains(&name) {
+                plant(&mut rng, &h, name, &outside);
+                planted.push(name);
+            }
+        }
+        let outside_before = snapshot(&outside);
+        let before = snapshot(&h);
+        let hs = h.file_name().unwrap().to_str().unwrap().to_string();
+        let (rows, png) = (format!("{hs}/rows.csv"), format!("{hs}/cave.png"));
+        let commands: Vec<Vec<&str>> = vec![
+            [SWEEP, &["--out", &hs]].concat(),
+            [SWEEP, &["--out", &hs, "--force"]].concat(),
+            vec!["report", "sw", "--out", &hs],
+            vec!["report", &hs],
+            vec![
+                "search",
+                "--preset",
+                "classic-4-5",
+                "--seeds",
+                "0..20",
+                "--where",
+                "components >= 1",
+                "--out",
+                &rows,
+                "--force",
+            ],
+            vec!["run", "--png", &png, "--force"],
+            vec!["merge", &hs, "--out", "merged-never"],
+        ];
+        for args in &commands {
+            let o = run_limited(&d, args, limit);
+            let e = stderr(&o);
+            let case = format!("round {round} planted {planted:?}: cavesweep {args:?}");
+            assert!(!e.contains("panicked"), "{case}: {e}");
+            assert!(
+                matches!(o.status.code(), Some(c) if c != 101 && c < 128),
+                "{case}: exit {:?}: {e}",
+                o.status
+            );
+            if !o.status.success() {
+                assert_eq!(e.trim_end().lines().count(), 1, "{case}: one line: {e}");
+            }
+            assert_eq!(
+                snapshot(&outside),
+                outside_before,
+                "{case}: outside changed"
+            );
+            // Every entry that was there before is still there, unchanged, unless it is a
+            // regular file of cavesweep's own name (then --force may replace it).
+            let now = snapshot(&h);
+            for (k, v) in &before {
+                assert_eq!(now.get(k), Some(v), "{case}: {k} changed");
+            }
+        }
+        let _ = fs::remove_dir_all(d.join("merged-never"));
+    }
+}
