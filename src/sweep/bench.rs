@@ -161,7 +161,11 @@ pub fn bench_grid(
     repeats: usize,
     metrics: MetricSet,
 ) -> Result<Vec<GridCase>, SweepError> {
-    let scratch = std::env::temp_dir().join(format!("cavesweep-bench-grid-{}", std::process::id()));
+    let base = tempfile::Builder::new()
+        .prefix("cavesweep-bench-grid-")
+        .tempdir()
+        .map_err(|e| SweepError::Store(format!("cannot create a scratch folder: {e}")))?;
+    let scratch = base.path().join("sweep");
     let per = |c: &Case| (caves / c.points).max(1);
     let single = plan(&SINGLE, per(&SINGLE), metrics)?;
     let cases = [

@@ -110,8 +110,12 @@ pub fn main(
     out_dir: Option<&Path>,
 ) -> Result<()> {
     let mut out = std::io::stdout().lock();
-    let tmp = std::env::temp_dir().join(format!("cavesweep-bench-search-{}", std::process::id()));
-    std::fs::create_dir_all(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+    // A private scratch folder (random name, removed on drop): never a predictable /tmp name.
+    let scratch = tempfile::Builder::new()
+        .prefix("cavesweep-bench-search-")
+        .tempdir()
+        .context("cannot create a scratch folder")?;
+    let tmp = scratch.path().to_path_buf();
     let mut csv = csv::Writer::from_writer(Vec::new());
     csv.write_record([
         "preset",
@@ -313,7 +317,7 @@ pub fn main(
             &show(&search_args),
         )?;
     }
-    let _ = std::fs::remove_dir_all(&tmp);
+    drop(scratch);
     let Some(out_dir) = out_dir else {
         return Ok(());
     };
