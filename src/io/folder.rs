@@ -126,7 +126,7 @@ impl Folder {
     pub fn create(path: &Path) -> io::Result<(Folder, bool)> {
         let existed = std::fs::symlink_metadata(path).is_ok();
         if !existed {
-            std::fs::create_dir_all(path).map_err(|e| e)?;
+            std::fs::create_dir_all(path)?;
         }
         Ok((Folder::open(path)?, !existed))
     }
@@ -257,7 +257,7 @@ impl Folder {
         let name = name.as_ref();
         match self.open_read(name)? {
             None => Ok(None),
-            Some(f) => read_all_capped(f, limit).map(Some).map_err(|e| e),
+            Some(f) => read_all_capped(f, limit).map(Some),
         }
     }
 
@@ -517,7 +517,7 @@ mod tests {
         symlink(dir.join("nowhere"), dir.join("dangling")).unwrap();
         let f = Folder::open(&dir).unwrap();
         for name in ["out.csv", "dangling"] {
-            let e = f.write(name, b"new").err().expect("refused");
+            let e = f.write(name, b"new").expect_err("refused");
             assert!(e.to_string().contains("symbolic link"), "{e}");
             assert!(f.open_read(name).is_err());
             assert!(f.remove_file(name).is_err());
