@@ -107,10 +107,10 @@ pub fn bench_recipe(
     slice: Duration,
 ) -> Result<PresetBench, RecipeError> {
     let mut generator = Generator::new(recipe, metrics)?;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .expect("thread pool");
+    let pool = crate::fanout::pool(threads).map_err(|e| RecipeError::Key {
+        key: "--threads".into(),
+        msg: e.to_string(),
+    })?;
     let cfg = MeasureConfig {
         connectivity: recipe.connectivity,
         spawn: recipe.spawn_cell(),

@@ -76,7 +76,10 @@ fn fires(name: &str) -> Option<&'static Config> {
 
 fn die_or_pause(c: &Config) {
     if c.action == Action::Pause {
-        eprintln!("cavesweep: failpoint {}: paused", c.name);
+        let _ = std::io::Write::write_fmt(
+            &mut std::io::stderr(),
+            format_args!("cavesweep: failpoint {}: paused\n", c.name),
+        );
         loop {
             std::thread::sleep(std::time::Duration::from_secs(3600));
         }
@@ -109,7 +112,10 @@ pub fn hold(name: &str, stop: &std::sync::atomic::AtomicBool) {
     match c.action {
         Action::Kill | Action::Pause => die_or_pause(c),
         Action::Hold => {
-            eprintln!("cavesweep: failpoint {}: holding until stopped", c.name);
+            let _ = std::io::Write::write_fmt(
+                &mut std::io::stderr(),
+                format_args!("cavesweep: failpoint {}: holding until stopped\n", c.name),
+            );
             while !stop.load(Ordering::SeqCst) {
                 std::thread::sleep(std::time::Duration::from_millis(10));
             }

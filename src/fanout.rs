@@ -29,6 +29,31 @@ const BACKLOG_PER_THREAD: usize = 16;
 const BATCH_TIME: std::time::Duration = std::time::Duration::from_millis(2);
 const BATCH_LEN: usize = 256;
 
+/// Why worker threads could not be started (a memory limit: each thread needs its stack).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "cannot start {threads} worker threads ({source}): lower --threads, or raise the memory limit"
+)]
+pub struct ThreadsError {
+    threads: usize,
+    source: rayon::ThreadPoolBuildError,
+}
+
+/// A rayon pool of `threads` workers named `cavesweep-worker-N`, or why it cannot be started:
+/// every pool cavesweep starts comes from here, so a memory limit is a message, not a panic.
+pub fn pool(threads: usize) -> Result<rayon::ThreadPool, ThreadsError> {
+    let threads = threads.max(1);
+    let mut b = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("cavesweep-worker-{i}"));
+    // Unoptimised builds (`cargo run` without --release) keep the kernels' temporaries on the
+    // stack and overflowed rayon's default 2 MiB; optimised builds need far less.
+    if cfg!(debug_assertions) {
+        b = b.stack_size(16 << 20);
+    }
+    b.build().map_err(|source| ThreadsError { threads, source })
+}
+
 /// Run `jobs` on `threads` rayon workers. Each worker makes its state with `init` once and calls
 /// `work(state, job)` for job after job; a `None` result means the job was abandoned because
 /// `stop` was raised. `collect` sees every result on the calling thread, in completion order.
@@ -44,13 +69,10 @@ pub fn run<J, W, R, E>(
 where
     J: Send,
     R: Send,
+    E: From<ThreadsError>,
 {
     let threads = threads.max(1);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .thread_name(|i| format!("cavesweep-worker-{i}"))
-        .build()
-        .expect("cannot start worker threads");
+    let pool = pool(threads)?;
     let jobs = Mutex::new(jobs);
     // Raised when the collector has seen enough or failed: no new jobs, in-flight ones finish.
     let no_more = AtomicBool::new(false);

@@ -19,6 +19,7 @@ pub mod measure;
 pub mod oracle;
 pub mod presets;
 pub mod query;
+pub mod quote;
 pub mod recipe;
 pub mod render;
 pub mod report;

@@ -1,6 +1,16 @@
 //! The `cavesweep` command line: parses flags, calls the library, prints. No cave logic lives
 //! here. Every error ends the process with one line on stderr and a non-zero exit code.
 
+/// `eprintln!` that cannot panic: stderr may be a closed pipe (`cavesweep ... 2>&1 | head -c 0`)
+/// or a full disk, and `eprintln!` panics on a failed write, which turned an ordinary error into
+/// an abort. A message that cannot be written is dropped; the exit code still tells.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod cli;
 
 use std::process::ExitCode;
@@ -10,8 +20,66 @@ use std::process::ExitCode;
 /// collector on every free, so workers and collector wait on each other's locks (thousands of
 /// futex waits per second on a 100,000-point grid, seen with `strace -f -e futex`). mimalloc frees
 /// another thread's blocks through a lock-free list.
+///
+/// Wrapped so that running out of memory (`ulimit -v`, a cgroup limit) ends in one line and exit
+/// code 1 instead of Rust's "memory allocation of N bytes failed" and an abort (SIGABRT, a core
+/// dump and, in CI, a backtrace). The output folder is as a kill leaves it: resumable.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: Alloc = Alloc;
+
+struct Alloc;
+
+/// Say so and exit at once, without allocating (the message is formatted on the stack and
+/// written with `write(2)`; `_exit` runs no destructors that could allocate).
+#[cold]
+fn out_of_memory(size: usize) -> ! {
+    let mut buf = [0u8; 200];
+    let mut w = &mut buf[..];
+    let _ = std::io::Write::write_fmt(
+        &mut w,
+        format_args!(
+            "cavesweep: error: out of memory (allocating {size} bytes); raise the memory limit or lower --threads (an output folder is resumable: rerun the same command)\n"
+        ),
+    );
+    let n = 200 - w.len();
+    // SAFETY: write(2) of a stack buffer, then _exit(2): both async-signal-safe, no allocation.
+    unsafe {
+        libc::write(2, buf.as_ptr().cast(), n);
+        libc::_exit(1);
+    }
+}
+
+// SAFETY: every call forwards to mimalloc with the same layout; a null result ends the process.
+unsafe impl std::alloc::GlobalAlloc for Alloc {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        // SAFETY: the caller's contract is passed on unchanged.
+        let p = unsafe { mimalloc::MiMalloc.alloc(layout) };
+        if p.is_null() {
+            out_of_memory(layout.size());
+        }
+        p
+    }
+    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
+        // SAFETY: as above.
+        let p = unsafe { mimalloc::MiMalloc.alloc_zeroed(layout) };
+        if p.is_null() {
+            out_of_memory(layout.size());
+        }
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        // SAFETY: as above.
+        unsafe { mimalloc::MiMalloc.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new: usize) -> *mut u8 {
+        // SAFETY: as above.
+        let p = unsafe { mimalloc::MiMalloc.realloc(ptr, layout, new) };
+        if p.is_null() {
+            out_of_memory(new);
+        }
+        p
+    }
+}
 
 fn main() -> ExitCode {
     // A file-size limit (`ulimit -f`) must end in a one-line error like a full disk does, not in
@@ -43,12 +111,12 @@ fn main() -> ExitCode {
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
             .unwrap_or_default();
-        eprintln!("cavesweep: internal error (a bug, please report): {msg}{at}");
+        say!("cavesweep: internal error (a bug, please report): {msg}{at}");
     }));
     match cli::main() {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("cavesweep: error: {}", cli::error_line(&e));
+            say!("cavesweep: error: {}", cli::error_line(&e));
             ExitCode::from(1)
         }
     }

@@ -78,7 +78,7 @@ pub fn generation_rate(
     let chunk = search::default_chunk(n);
     let (start, cpu) = (Instant::now(), process_cpu_seconds());
     let stop = AtomicBool::new(false);
-    fanout::run::<_, _, _, ()>(
+    fanout::run::<_, _, _, fanout::ThreadsError>(
         threads,
         &stop,
         0..n.div_ceil(chunk),
@@ -96,7 +96,10 @@ pub fn generation_rate(
         },
         |()| Ok(ControlFlow::Continue(())),
     )
-    .expect("no collector error");
+    .map_err(|e| RecipeError::Key {
+        key: "--threads".into(),
+        msg: e.to_string(),
+    })?;
     Ok(Rate::since(n, start, cpu))
 }
 

@@ -144,15 +144,16 @@ fn usage_error(e: clap::Error) -> ExitCode {
         first
     };
     // The subcommand, for the hint: the first argument that names one.
-    let sub = std::env::args()
+    let sub = std::env::args_os()
         .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
         .find(|a| !a.starts_with('-'))
         .filter(|a| Cli::command().find_subcommand(a).is_some());
     let hint = match sub {
         Some(s) => format!("cavesweep {s} --help"),
         None => "cavesweep --help".to_string(),
     };
-    eprintln!("cavesweep: error: {first} (see `{hint}`)");
+    say!("cavesweep: error: {first} (see `{hint}`)");
     ExitCode::from(2)
 }
 

@@ -35,7 +35,7 @@ pub fn main(a: ReportArgs) -> Result<()> {
             top: a.top,
         },
     )?;
-    eprintln!(
+    say!(
         "report of {} grid points ({}) with {} pictures in {:.2} s -> {}",
         w.points,
         w.status,

@@ -219,7 +219,7 @@ pub fn main(a: SearchArgs) -> Result<()> {
     };
     let search = Search::new(spec)?;
     if a.explain {
-        println!("{}", search.explain());
+        writeln!(std::io::stdout(), "{}", search.explain())?;
         return Ok(());
     }
     // With --out: the checkpoint first (it takes the lock, so a second search writing the
@@ -263,7 +263,7 @@ pub fn main(a: SearchArgs) -> Result<()> {
                 if already_complete(&search, path, &done, threads)? {
                     return Ok(());
                 }
-                eprintln!(
+                say!(
                     "cavesweep: repaired: {} did not match what the completed search wrote (missing or changed): searching again",
                     path.display()
                 );
@@ -364,7 +364,7 @@ pub fn main(a: SearchArgs) -> Result<()> {
             if let Some(c) = ck {
                 c.finish(written)?;
             }
-            eprintln!(
+            say!(
                 "searched {} seeds in {secs:.2} s ({rate} seeds/s on {}){resumed}: {} rows -> {dest}",
                 report.examined,
                 super::sweep::threads_word(threads),
@@ -380,7 +380,7 @@ pub fn main(a: SearchArgs) -> Result<()> {
                 ),
                 None => String::new(),
             };
-            eprintln!(
+            say!(
                 "interrupted after {} seeds ({rate} seeds/s): {} rows of the finished chunks -> {dest}{again}",
                 report.examined, report.rows
             );
@@ -413,7 +413,7 @@ fn stop_on_signals(writing: Arc<Mutex<()>>) -> Arc<AtomicBool> {
                 Err(TryLockError::WouldBlock) => break None,
             }
         };
-        eprintln!(
+        say!(
             "cavesweep: stopping now; rerun the same command to resume from the last checkpoint"
         );
         std::process::exit(130);
@@ -452,7 +452,7 @@ fn already_complete(
     if search.spec().png.is_some() && done.rows > 0 {
         search.missing_pngs(&read_seeds(path)?, threads)?;
     }
-    eprintln!(
+    say!(
         "already complete: {} rows, {} verified against what the search wrote (nothing searched; --force searches again)",
         done.rows,
         path.display()
@@ -463,19 +463,5 @@ fn already_complete(
 /// The command recorded in a checkpoint: the flags that decide the rows (not --threads, --out,
 /// --force, --png-dir or --scale).
 fn recorded_command() -> String {
-    let mut out = vec!["cavesweep".to_string()];
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        let flag = a.split('=').next().unwrap_or("");
-        match flag {
-            "--threads" | "--out" | "--png-dir" | "--scale" => {
-                if !a.contains('=') {
-                    args.next();
-                }
-            }
-            "--force" => {}
-            _ => out.push(cavesweep::store::shell_quote(&a)),
-        }
-    }
-    out.join(" ")
+    cavesweep::store::recorded_args(&["--threads", "--out", "--png-dir", "--scale"], &["--force"])
 }

@@ -121,21 +121,7 @@ pub fn check_threads(threads: Option<usize>) -> Result<usize> {
 /// without those that do not (`--threads`, `--out`, `--force`, `--shard`), so the record is the
 /// same whatever machine, thread count or shard ran it.
 fn recorded_command() -> String {
-    let mut out = vec!["cavesweep".to_string()];
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        let flag = a.split('=').next().unwrap_or("");
-        match flag {
-            "--threads" | "--out" | "--shard" => {
-                if !a.contains('=') {
-                    args.next();
-                }
-            }
-            "--force" => {}
-            _ => out.push(cavesweep::store::shell_quote(&a)),
-        }
-    }
-    out.join(" ")
+    cavesweep::store::recorded_args(&["--threads", "--out", "--shard"], &["--force"])
 }
 
 /// Ctrl-C (or SIGTERM) once: finish the chunks in flight, checkpoint, exit 130. Twice: exit at
@@ -145,7 +131,7 @@ fn stop_on_signals() -> Arc<AtomicBool> {
     let flag = stop.clone();
     let _ = ctrlc::set_handler(move || {
         if flag.swap(true, Ordering::SeqCst) {
-            eprintln!(
+            say!(
                 "cavesweep: stopping now; rerun the same command to resume from the last checkpoint"
             );
             std::process::exit(130);
@@ -185,7 +171,7 @@ pub fn main(a: SweepArgs) -> Result<()> {
     let command = recorded_command();
     let several = shards.len() > 1;
     if several {
-        eprintln!(
+        say!(
             "running {} shards ({shards}) one after another",
             shards.len()
         );
@@ -236,14 +222,14 @@ fn run_shard(
         pb.finish_and_clear();
     }
     for r in &report.repairs {
-        eprintln!("cavesweep: {label}repaired: {r}");
+        say!("cavesweep: {label}repaired: {r}");
     }
     let secs = report.elapsed.as_secs_f64();
     let rate = super::fmt_rate(report.seeds_run as f64 / secs.max(1e-9));
     let pass = report.passed as f64 / report.seeds_done.max(1) as f64;
     match report.outcome {
         Outcome::Complete if report.verified => {
-            eprintln!(
+            say!(
                 "{label}already complete: {} caves ({} grid points x {} seeds), files verified against their records, pass rate {:.2}% -> {}",
                 report.seeds_done,
                 plan.n_points(),
@@ -253,7 +239,7 @@ fn run_shard(
             );
         }
         Outcome::Complete => {
-            eprintln!(
+            say!(
                 "{label}swept {} caves ({} grid points x {} seeds{}) in {secs:.2} s: {rate} caves/s on {}, pass rate {:.2}% -> {}",
                 report.seeds_done,
                 plan.n_points(),
@@ -269,7 +255,7 @@ fn run_shard(
             );
         }
         Outcome::Interrupted => {
-            eprintln!(
+            say!(
                 "{label}interrupted after {} of {} caves ({rate} caves/s); progress saved in {}: rerun the same command to resume",
                 report.seeds_done,
                 report.seeds_total,
@@ -294,14 +280,14 @@ pub fn merge(a: MergeArgs) -> Result<()> {
         pb.finish_and_clear();
     }
     if report.verified {
-        eprintln!(
+        say!(
             "already merged: {} caves from {} in {}, files verified against their records",
             report.caves,
             folders(report.shards),
             a.out.display()
         );
     } else {
-        eprintln!(
+        say!(
             "merged {} ({} caves) into {}",
             folders(report.shards),
             report.caves,

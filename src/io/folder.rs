@@ -75,17 +75,11 @@ pub fn refused(kind: Kind) -> io::Error {
     io::Error::new(errkind, format!("it is {}; {why}", kind.name()))
 }
 
-/// An open folder. Cheap to clone (the descriptor is duplicated).
+/// An open folder ([`Folder::try_clone`] duplicates the descriptor).
 #[derive(Debug)]
 pub struct Folder {
     fd: OwnedFd,
     path: PathBuf,
-}
-
-impl Clone for Folder {
-    fn clone(&self) -> Folder {
-        self.try_clone().expect("dup of a folder descriptor")
-    }
 }
 
 /// One name inside a folder: a single path component, never `..` or empty.

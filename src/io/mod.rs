@@ -24,6 +24,41 @@ use std::path::{Path, PathBuf};
 
 pub use folder::{Folder, FolderFile, Kind, open_input};
 
+/// A reader that fails once a line grows past `limit` bytes: CSV inputs (`--seeds-from`) are
+/// read record by record, and a file with no newline (or one absurd line) would otherwise grow
+/// the parser's buffer without bound.
+pub struct LineCapped<R> {
+    inner: R,
+    limit: usize,
+    run: usize,
+}
+
+impl<R: Read> LineCapped<R> {
+    pub fn new(inner: R, limit: usize) -> LineCapped<R> {
+        LineCapped {
+            inner,
+            limit,
+            run: 0,
+        }
+    }
+}
+
+impl<R: Read> Read for LineCapped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        for &b in &buf[..n] {
+            self.run = if b == b'\n' { 0 } else { self.run + 1 };
+            if self.run > self.limit {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("a line is longer than {}", human_bytes(self.limit as u64)),
+                ));
+            }
+        }
+        Ok(n)
+    }
+}
+
 /// A file being written atomically at a path: [`AtomicFile::create`], write, then
 /// [`AtomicFile::commit`]. Until the commit the destination is untouched; dropping an uncommitted
 /// `AtomicFile` removes its temporary file. See the module docs for what it refuses.

@@ -57,6 +57,8 @@ pub enum SearchError {
     Png(#[from] render::RenderError),
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
+    #[error(transparent)]
+    Threads(#[from] crate::fanout::ThreadsError),
     #[error("{what}: {source}")]
     Io {
         what: String,
@@ -127,13 +129,22 @@ impl Seeds {
     }
 }
 
+/// The most seeds `--seeds-from` reads (80 MB of seeds in memory).
+pub const MAX_SEEDS_FROM: usize = 10_000_000;
+/// The longest line of a `--seeds-from` file.
+pub const MAX_SEEDS_FROM_LINE: usize = 1 << 20;
+
 /// Read the `seed` column of a CSV file (a sweep's `seeds.csv`, an earlier search's output).
+/// Only a regular file is read (a FIFO or device is refused before it can block), at most
+/// [`MAX_SEEDS_FROM`] seeds in lines of at most [`MAX_SEEDS_FROM_LINE`] bytes: memory is
+/// bounded whatever the file holds.
 pub fn read_seeds(path: &Path) -> Result<Vec<u64>, SearchError> {
     let err = |msg: String| SearchError::SeedsFrom {
         path: path.display().to_string(),
         msg,
     };
-    let file = std::fs::File::open(path).map_err(|e| err(format!("cannot read: {e}")))?;
+    let file = crate::io::open_input(path).map_err(|e| err(format!("cannot read: {e}")))?;
+    let file = crate::io::LineCapped::new(std::io::BufReader::new(file), MAX_SEEDS_FROM_LINE);
     let mut r = csv::ReaderBuilder::new().flexible(true).from_reader(file);
     let header = r
         .headers()
@@ -150,10 +161,16 @@ pub fn read_seeds(path: &Path) -> Result<Vec<u64>, SearchError> {
         let field = rec.get(col).unwrap_or("").trim();
         let seed = field.parse::<u64>().map_err(|_| {
             err(format!(
-                "line {line}: seed {field:?} is not a whole number from 0 to {}",
+                "line {line}: seed {} is not a whole number from 0 to {}",
+                crate::quote::quote(field),
                 u64::MAX - 1
             ))
         })?;
+        if seeds.len() == MAX_SEEDS_FROM {
+            return Err(err(format!(
+                "more than {MAX_SEEDS_FROM} seeds: search a range with --seeds A..B, or split the file"
+            )));
+        }
         seeds.push(seed);
     }
     if seeds.is_empty() {
@@ -959,10 +976,7 @@ impl Search {
     /// PNGs for `seeds` (regenerated; `--limit` and `--top` know their rows only at the end).
     fn render_rows(&self, png: &PngSpec, seeds: &[u64], threads: usize) -> Result<(), SearchError> {
         use rayon::prelude::*;
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads.max(1))
-            .build()
-            .expect("thread pool");
+        let pool = crate::fanout::pool(threads)?;
         pool.install(|| {
             seeds.par_iter().try_for_each_init(
                 || Generator::new(&self.spec.recipe, MetricSet::EMPTY).expect("validated"),

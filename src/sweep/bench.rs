@@ -133,11 +133,8 @@ fn sweep_rate(plan: &Plan, threads: usize, scratch: &PathBuf) -> Result<f64, Swe
 }
 
 /// Caves per second of generating and measuring `plan`'s caves in a bare loop.
-fn loop_rate(plan: &Plan, threads: usize) -> f64 {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .expect("thread pool");
+fn loop_rate(plan: &Plan, threads: usize) -> Result<f64, SweepError> {
+    let pool = crate::fanout::pool(threads)?;
     let start = Instant::now();
     pool.install(|| {
         (0..plan.n_points()).into_par_iter().for_each(|p| {
@@ -150,7 +147,7 @@ fn loop_rate(plan: &Plan, threads: usize) -> f64 {
             });
         })
     });
-    plan.n_caves() as f64 / start.elapsed().as_secs_f64()
+    Ok(plan.n_caves() as f64 / start.elapsed().as_secs_f64())
 }
 
 /// Run every case `repeats` times, interleaved (A B C D A B C D ...), with about `caves` caves per
@@ -186,7 +183,7 @@ pub fn bench_grid(
         for (i, (case, p)) in cases.iter().enumerate() {
             rates[i].push(sweep_rate(p, threads, &scratch)?);
             if std::ptr::eq(*case, &NATURAL) {
-                refs[i].push(loop_rate(p, threads));
+                refs[i].push(loop_rate(p, threads)?);
             } else {
                 // Matched work: the single point's rate from the same round.
                 refs[i].push(*single_rates.last().expect("measured"));

@@ -37,6 +37,8 @@ use vary::{Vary, VaryError};
 pub enum SweepError {
     #[error(transparent)]
     Vary(#[from] VaryError),
+    #[error(transparent)]
+    Threads(#[from] crate::fanout::ThreadsError),
     #[error("grid point {point}: {source}")]
     Point { point: String, source: RecipeError },
     #[error(

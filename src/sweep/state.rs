@@ -1152,10 +1152,7 @@ impl<'p> SweepState<'p> {
         // Points are read in batches and their rows formatted on every worker thread (the rows
         // of a 100,000-point grid are hundreds of MB of numbers), then written in order.
         let share = self.share;
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(self.threads)
-            .build()
-            .expect("thread pool");
+        let pool = crate::fanout::pool(self.threads)?;
         let n = plan.n_points() as u64;
         let mut a = 0u64;
         while a < n {
