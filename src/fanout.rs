@@ -137,6 +137,19 @@ where
 mod tests {
     use super::*;
 
+    /// The collector's error in these tests (any error type must also take [`ThreadsError`]).
+    #[derive(Debug, PartialEq)]
+    enum TestError {
+        Threads,
+        Value(u64),
+    }
+
+    impl From<ThreadsError> for TestError {
+        fn from(_: ThreadsError) -> TestError {
+            TestError::Threads
+        }
+    }
+
     #[test]
     fn every_job_once_in_any_thread_count() {
         for threads in [1, 2, 5] {
@@ -153,7 +166,7 @@ mod tests {
                 },
                 |r| {
                     seen.push(r);
-                    Ok::<_, ()>(ControlFlow::Continue(()))
+                    Ok::<_, TestError>(ControlFlow::Continue(()))
                 },
             )
             .unwrap();
@@ -174,7 +187,7 @@ mod tests {
             |_, j| Some(j),
             |r| {
                 seen.push(r);
-                Ok::<_, ()>(if seen.len() >= 10 {
+                Ok::<_, TestError>(if seen.len() >= 10 {
                     ControlFlow::Break(())
                 } else {
                     ControlFlow::Continue(())
@@ -205,13 +218,13 @@ mod tests {
             |_, j| Some(j),
             |r| {
                 if r == 5 {
-                    Err(r)
+                    Err(TestError::Value(r))
                 } else {
                     Ok(ControlFlow::Continue(()))
                 }
             },
         );
-        assert_eq!(e, Err(5));
+        assert_eq!(e, Err(TestError::Value(5)));
         let stop = AtomicBool::new(true);
         let mut n = 0;
         run(
@@ -222,7 +235,7 @@ mod tests {
             |_, j| Some(j),
             |_| {
                 n += 1;
-                Ok::<_, ()>(ControlFlow::Continue(()))
+                Ok::<_, TestError>(ControlFlow::Continue(()))
             },
         )
         .unwrap();

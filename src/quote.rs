@@ -37,7 +37,10 @@ mod tests {
         let q = quote(&long);
         assert!(q.len() < 120, "{q}");
         assert!(q.ends_with("... (1048576 characters)"), "{q}");
-        assert_eq!(cut(&"é".repeat(81)).chars().filter(|&c| c == 'é').count(), 80);
+        assert_eq!(
+            cut(&"é".repeat(81)).chars().filter(|&c| c == 'é').count(),
+            80
+        );
         assert_eq!(quote(&"a".repeat(80)).len(), 82);
     }
 }

@@ -382,7 +382,8 @@ pub fn main(a: SearchArgs) -> Result<()> {
             };
             say!(
                 "interrupted after {} seeds ({rate} seeds/s): {} rows of the finished chunks -> {dest}{again}",
-                report.examined, report.rows
+                report.examined,
+                report.rows
             );
             std::process::exit(130);
         }
@@ -413,9 +414,7 @@ fn stop_on_signals(writing: Arc<Mutex<()>>) -> Arc<AtomicBool> {
                 Err(TryLockError::WouldBlock) => break None,
             }
         };
-        say!(
-            "cavesweep: stopping now; rerun the same command to resume from the last checkpoint"
-        );
+        say!("cavesweep: stopping now; rerun the same command to resume from the last checkpoint");
         std::process::exit(130);
     });
     stop
@@ -463,5 +462,8 @@ fn already_complete(
 /// The command recorded in a checkpoint: the flags that decide the rows (not --threads, --out,
 /// --force, --png-dir or --scale).
 fn recorded_command() -> String {
-    cavesweep::store::recorded_args(&["--threads", "--out", "--png-dir", "--scale"], &["--force"])
+    cavesweep::store::recorded_args(
+        &["--threads", "--out", "--png-dir", "--scale"],
+        &["--force"],
+    )
 }

@@ -508,8 +508,11 @@ impl Search {
         let chunk = spec
             .chunk
             .unwrap_or_else(|| default_chunk(spec.seeds.len()));
-        if chunk == 0 {
-            return Err(SearchError::Spec("--chunk must be at least 1".into()));
+        if chunk == 0 || chunk > crate::sweep::MAX_CHUNK {
+            return Err(SearchError::Spec(format!(
+                "--chunk must be from 1 to {} seeds",
+                crate::sweep::MAX_CHUNK
+            )));
         }
         let mut columns = spec.query.metrics().union(spec.extra);
         if let Mode::Top { by, .. } = spec.mode {

@@ -444,19 +444,41 @@ pub struct AccBuilder {
     /// `finish`: one buffer, so a worker's memory is what it was when values were bucketed
     /// one at a time.
     raw: Vec<u64>,
+    /// Values already folded into an accumulator: every [`FOLD_AT`] values, so a builder holds
+    /// at most that many whatever the chunk size. Merging is exact and order independent, so
+    /// the result is the one a single fold gives.
+    folded: Option<Acc>,
 }
+
+/// Values an [`AccBuilder`] keeps before folding them: the largest default chunk, so sweeps
+/// with default chunks never fold (and run exactly as before).
+const FOLD_AT: usize = 16_384;
 
 impl AccBuilder {
     pub fn new(kind: Kind) -> AccBuilder {
         AccBuilder {
             kind,
             raw: Vec::new(),
+            folded: None,
         }
     }
 
     #[inline(always)]
     pub fn record(&mut self, v: f64) {
         self.raw.push(v.to_bits());
+        if self.raw.len() >= FOLD_AT {
+            self.fold();
+        }
+    }
+
+    #[cold]
+    fn fold(&mut self) {
+        let mut part = Acc::new(self.kind);
+        self.bucket_into(&mut part);
+        match &mut self.folded {
+            Some(f) => f.merge(&part),
+            None => self.folded = Some(part),
+        }
     }
 
     /// The accumulator of everything recorded since the last `finish`; the builder is emptied
@@ -469,6 +491,14 @@ impl AccBuilder {
 
     /// [`AccBuilder::finish`] into `out`, reusing its histogram's buffer.
     pub fn finish_into(&mut self, out: &mut Acc) {
+        self.bucket_into(out);
+        if let Some(f) = self.folded.take() {
+            out.merge(&f);
+        }
+    }
+
+    /// The accumulator of the values in `raw` (emptied), into `out`.
+    fn bucket_into(&mut self, out: &mut Acc) {
         let (fix, scale) = (self.kind.fix(), self.kind.hist());
         // Locals, not fields: the loop's sums stay in registers.
         let (mut n, mut missing, mut sum, mut sumsq) = (0u64, 0u64, 0i128, 0i128);
@@ -918,6 +948,49 @@ mod wire {
         fn drop(&mut self) {
             self.flush();
         }
+    }
+}
+
+#[cfg(test)]
+mod fold_tests {
+    use super::*;
+
+    /// A builder fed more than [`FOLD_AT`] values (so it folds several times) gives exactly the
+    /// accumulator of the same values bucketed in small pieces and merged, and of the values
+    /// recorded one piece per builder: folding changes memory, not results.
+    #[test]
+    fn folding_gives_the_unfolded_result() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let values: Vec<f64> = (0..3 * FOLD_AT + 123)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                if i % 997 == 0 {
+                    f64::NAN
+                } else {
+                    (x >> 11) as f64 / (1u64 << 53) as f64
+                }
+            })
+            .collect();
+        let mut big = AccBuilder::new(Kind::Fraction);
+        for &v in &values {
+            big.record(v);
+        }
+        let folded = big.finish();
+        let mut merged = Acc::new(Kind::Fraction);
+        for piece in values.chunks(1000) {
+            let mut b = AccBuilder::new(Kind::Fraction);
+            for &v in piece {
+                b.record(v);
+            }
+            merged.merge(&b.finish());
+        }
+        assert_eq!(folded, merged);
+        assert_eq!(folded.n + folded.missing, values.len() as u64);
+        // The builder is empty again and reusable.
+        big.record(0.5);
+        assert_eq!(big.finish().n, 1);
     }
 }
 
