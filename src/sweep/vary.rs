@@ -104,6 +104,11 @@ impl FromStr for Vary {
         if key.is_empty() || spec.is_empty() {
             return Err(VaryError::NotKeyValue(flag.into()));
         }
+        if key == "spawn" || key == "exit" {
+            return Err(bad(format!(
+                "{key} cannot be varied (its y,x value holds the comma that separates a list): run one sweep per position with --set {key}=Y,X"
+            )));
+        }
         let values = if let Some((a, b)) = spec.split_once("..") {
             let (b, inclusive) = match b.strip_prefix('=') {
                 Some(b) => (b, true),
@@ -165,11 +170,58 @@ impl FromStr for Vary {
             }
             Values::List(v)
         };
-        Ok(Vary {
+        let vary = Vary {
             key,
             spec: spec.to_string(),
             values,
-        })
+        };
+        vary.check_distinct().map_err(bad)?;
+        Ok(vary)
+    }
+}
+
+impl Vary {
+    /// Refuse an axis that names one value twice (`steps=4,4`, `fill=0.40,0.4`, a float step
+    /// too small to tell values apart): two identical grid points would be written, and the
+    /// report cannot tell them apart.
+    fn check_distinct(&self) -> Result<(), String> {
+        let same = |a: &str, b: &str| match (a.parse::<f64>(), b.parse::<f64>()) {
+            (Ok(x), Ok(y)) => x == y,
+            _ => a == b,
+        };
+        match &self.values {
+            Values::Ints { .. } => Ok(()),
+            Values::Floats { n, .. } => {
+                for i in 1..*n {
+                    let (a, b) = (self.value(i - 1), self.value(i));
+                    if same(&a, &b) {
+                        return Err(format!(
+                            "the step is too small: values {} and {i} are both {a}",
+                            i - 1
+                        ));
+                    }
+                }
+                Ok(())
+            }
+            Values::List(v) => {
+                // Numbers by value (0.40 and 0.4 are one fill; -0 is 0), other values by text.
+                let mut numbers = std::collections::HashSet::new();
+                let mut texts = std::collections::HashSet::new();
+                for t in v {
+                    let dup = match t.parse::<f64>() {
+                        Ok(x) => !numbers.insert(if x == 0.0 { 0 } else { x.to_bits() }),
+                        Err(_) => !texts.insert(t.as_str()),
+                    };
+                    if dup {
+                        return Err(format!(
+                            "{} is listed twice (every value of an axis must differ)",
+                            crate::quote::quote(t)
+                        ));
+                    }
+                }
+                Ok(())
+            }
+        }
     }
 }
 
