@@ -94,13 +94,19 @@ impl Point {
         if s == "center" || s == "centre" {
             return Ok(Point::Center);
         }
-        let (y, x) = s
-            .split_once(',')
-            .ok_or_else(|| key_err(key, format!("{s:?} is not `y,x` or `center`")))?;
+        let (y, x) = s.split_once(',').ok_or_else(|| {
+            key_err(
+                key,
+                format!("{} is not `y,x` or `center`", crate::quote::quote(s)),
+            )
+        })?;
         let n = |t: &str| {
-            t.trim()
-                .parse::<usize>()
-                .map_err(|_| key_err(key, format!("{t:?} is not a cell index")))
+            t.trim().parse::<usize>().map_err(|_| {
+                key_err(
+                    key,
+                    format!("{} is not a cell index", crate::quote::quote(t)),
+                )
+            })
         };
         Ok(Point::At(n(y)?, n(x)?))
     }
@@ -211,7 +217,7 @@ impl Recipe {
     /// `rows`/`cols` keep an exact-count fill at the same density. The result is validated.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), RecipeError> {
         let v = value.trim();
-        let bad = |what: &str| key_err(key, format!("{v:?} is not {what}"));
+        let bad = |what: &str| key_err(key, format!("{} is not {what}", crate::quote::quote(v)));
         match key {
             "rows" | "cols" => {
                 let n: usize = v.parse().map_err(|_| bad("a whole number"))?;

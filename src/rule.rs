@@ -12,35 +12,33 @@ use std::str::FromStr;
 pub enum RuleError {
     #[error("empty rule: expected something like B5678/S45678")]
     Empty,
-    #[error("rule {0:?}: missing '/' between the B and S parts (e.g. B5678/S45678)")]
+    #[error("rule {f0}: missing '/' between the B and S parts (e.g. B5678/S45678)", f0 = crate::quote::quote(.0))]
     MissingSlash(String),
-    #[error("rule {0:?}: one '/' between the B and S parts, not several (e.g. B5678/S45678)")]
+    #[error("rule {f0}: one '/' between the B and S parts, not several (e.g. B5678/S45678)", f0 = crate::quote::quote(.0))]
     ExtraSlash(String),
-    #[error(
-        "rule {0:?}: expected B<counts>/S<counts> (e.g. B5678/S45678) or R1>=N[/R2<=M] (e.g. R1>=5/R2<=2)"
-    )]
+    #[error("rule {f0}: expected B<counts>/S<counts> (e.g. B5678/S45678) or R1>=N[/R2<=M] (e.g. R1>=5/R2<=2)", f0 = crate::quote::quote(.0))]
     Unrecognised(String),
-    #[error("rule {rule:?}: part {part:?} must start with '{expected}'")]
+    #[error("rule {rule}: part {part} must start with '{expected}'", rule = crate::quote::quote(.rule), part = crate::quote::quote(.part))]
     BadPrefix {
         rule: String,
         part: String,
         expected: char,
     },
-    #[error("rule {rule:?}: {ch:?} is not a neighbour count (counts are the digits 0..8)")]
+    #[error("rule {rule}: {ch:?} is not a neighbour count (counts are the digits 0..8)", rule = crate::quote::quote(.rule))]
     BadCount { rule: String, ch: char },
-    #[error("rule {rule:?}: count {digit} appears twice in part {part:?}")]
+    #[error("rule {rule}: count {digit} appears twice in part {part}", rule = crate::quote::quote(.rule), part = crate::quote::quote(.part))]
     Repeated {
         rule: String,
         digit: u8,
         part: String,
     },
-    #[error("rule {rule:?}: {msg}")]
+    #[error("rule {rule}: {msg}", rule = crate::quote::quote(.rule))]
     TwoRadius { rule: String, msg: String },
-    #[error("unknown outside mode {0:?}: expected floor, wall or wrap")]
+    #[error("unknown outside mode {f0}: expected floor, wall or wrap", f0 = crate::quote::quote(.0))]
     Outside(String),
-    #[error("unknown update order {0:?}: expected sync, inplace-row-major or inplace-col-major")]
+    #[error("unknown update order {f0}: expected sync, inplace-row-major or inplace-col-major", f0 = crate::quote::quote(.0))]
     Update(String),
-    #[error("unknown border mode {0:?}: expected none or solid")]
+    #[error("unknown border mode {f0}: expected none or solid", f0 = crate::quote::quote(.0))]
     Border(String),
 }
 

@@ -942,3 +942,35 @@ fn a_finished_store_gives_its_free_pages_back() {
     let seeds = fs::metadata(out.join("seeds.csv")).unwrap().len();
     assert!(store * 4 < seeds, "store {store} bytes, seeds.csv {seeds}");
 }
+
+#[test]
+fn a_report_of_a_store_with_a_damaged_record_says_it_left_it_out() {
+    let d = scratch("store-report-damaged");
+    let out = d.join("o");
+    assert!(sweep(&out, &[]).status.success());
+    // As an interrupted sweep leaves it: no summary.csv yet, the statistics only in the store.
+    fs::remove_file(out.join("summary.csv")).unwrap();
+    db(&out)
+        .execute("UPDATE points SET stats = x'deadbeef' WHERE point = 0", [])
+        .unwrap();
+    let rep = d.join("rep");
+    let o = bin()
+        .args([
+            "report",
+            out.to_str().unwrap(),
+            "--out",
+            rep.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("damaged records left out")
+            || stderr(&o).contains("damaged records left out"),
+        "the status line says so: {} {}",
+        String::from_utf8_lossy(&o.stdout),
+        stderr(&o)
+    );
+    let md = fs::read_to_string(rep.join("README.md")).unwrap();
+    assert!(md.contains("left out (point 0)"), "{md}");
+}

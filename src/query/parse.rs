@@ -32,7 +32,11 @@ impl QueryError {
 
     fn render(&self) -> String {
         if self.column == 0 {
-            format!("query {:?}: {}", self.query, self.message)
+            format!(
+                "query {}: {}",
+                crate::quote::quote(&self.query),
+                self.message
+            )
         } else {
             format!(
                 "query {:?}, column {}: {}",
@@ -58,7 +62,7 @@ enum Tok {
 impl Tok {
     fn describe(&self) -> String {
         match self {
-            Tok::Ident(s) => format!("{s:?}"),
+            Tok::Ident(s) => crate::quote::quote(s),
             Tok::Num(v) => format!("the number {v}"),
             Tok::Op(op) => format!("{:?}", op.as_str()),
             Tok::And => "\"&&\"".into(),
@@ -137,12 +141,25 @@ fn lex(src: &str) -> Result<Vec<Spanned>, QueryError> {
                             .find(|&j| !(is_ident(chars[j]) || chars[j] == '.'))
                             .unwrap_or(chars.len());
                         let bad: String = chars[i..end].iter().collect();
-                        return err(col, format!("{bad:?} is not a number"));
+                        return err(
+                            col,
+                            format!("{} is not a number", crate::quote::quote(&bad)),
+                        );
                     }
                     match text.parse::<f64>() {
                         Ok(v) if v.is_finite() => (Tok::Num(v), len),
-                        Ok(_) => return err(col, format!("{text:?} is not a finite number")),
-                        Err(_) => return err(col, format!("{text:?} is not a number")),
+                        Ok(_) => {
+                            return err(
+                                col,
+                                format!("{} is not a finite number", crate::quote::quote(&text)),
+                            );
+                        }
+                        Err(_) => {
+                            return err(
+                                col,
+                                format!("{} is not a number", crate::quote::quote(&text)),
+                            );
+                        }
                     }
                 }
                 c => return err(col, format!("unexpected character {c:?}")),

@@ -394,15 +394,46 @@ fn status_line(s: &Sweep) -> String {
             (Some(a), Some(b)) => format!("{a} of {b} chunks"),
             _ => "an unknown share of the chunks".into(),
         };
+        let damaged = match s.progress.damaged.len() {
+            0 => String::new(),
+            n => format!("; {n} damaged records left out"),
+        };
         format!(
-            "not finished: {chunks} done; {done} of {} grid points with statistics",
+            "not finished: {chunks} done; {done} of {} grid points with statistics{damaged}",
             s.points.len()
         )
     }
 }
 
 /// The highlighted note for a folder that is not one finished, whole sweep.
+/// The report's notice: [`progress_notice`], and the damaged store records left out.
 fn notice(s: &Sweep) -> Option<String> {
+    let damaged = match s.progress.damaged.len() {
+        0 => String::new(),
+        n => format!(
+            "{n} grid point record{} in the store failed {} checksum and {} left out (point{} {}); the resumed sweep recomputes {}.",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "its" } else { "their" },
+            if n == 1 { "is" } else { "are" },
+            if n == 1 { "" } else { "s" },
+            s.progress
+                .damaged
+                .iter()
+                .take(10)
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+            if n == 1 { "it" } else { "them" },
+        ),
+    };
+    match (progress_notice(s), damaged.is_empty()) {
+        (n, true) => n,
+        (None, false) => Some(damaged),
+        (Some(n), false) => Some(format!("{n} {damaged}")),
+    }
+}
+
+fn progress_notice(s: &Sweep) -> Option<String> {
     let done = s.done_points();
     if let Some(k) = &s.shard {
         return Some(format!(

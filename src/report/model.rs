@@ -105,6 +105,8 @@ pub struct Progress {
     pub chunks_done: Option<u64>,
     pub chunks_total: Option<u64>,
     pub seeds_done: Option<u64>,
+    /// Grid points whose store record is damaged (a running sweep's store): not shown.
+    pub damaged: Vec<u64>,
 }
 
 /// A sweep, as the report sees it. See the module docs.
@@ -266,6 +268,7 @@ pub fn load(dir: &Path) -> Result<Sweep, ReportError> {
         sweep.progress.chunks_done = Some(p.chunks_done);
         sweep.progress.chunks_total = Some(p.chunks_total);
         sweep.progress.seeds_done = Some(p.seeds_done);
+        sweep.progress.damaged = p.damaged.clone();
         read_csvs(&mut sweep, &Tables::Provisional(dir, &p))?;
         // Only files really in the sweep folder are listed as its files.
         sweep.found.retain(|f| dir.join(f).exists());
@@ -370,6 +373,7 @@ fn from_manifest(dir: &Path, m: &Value) -> Result<Sweep, String> {
             chunks_done: p.get("chunks_done").and_then(Value::as_u64),
             chunks_total: p.get("chunks_total").and_then(Value::as_u64),
             seeds_done: p.get("seeds_done").and_then(Value::as_u64),
+            damaged: Vec::new(),
         })
         .unwrap_or_default();
     let gate = text(sweep, "gate").unwrap_or_default();

@@ -1409,6 +1409,8 @@ pub struct Provisional {
     pub chunks_total: u64,
     /// Caves counted in the store's point records.
     pub seeds_done: u64,
+    /// Points whose record fails its checksum or cannot be decoded: left out, and said so.
+    pub damaged: Vec<u64>,
 }
 
 /// Read [`Provisional`] tables from `dir`'s store (see there).
@@ -1443,10 +1445,17 @@ pub fn provisional(dir: &Path) -> Result<Provisional, SweepError> {
         chunks_done: 0,
         chunks_total: (0..plan.n_points()).map(|p| share.owned(p)).sum(),
         seeds_done: 0,
+        damaged: Vec::new(),
     };
     store.points(|r| -> Result<(), SweepError> {
-        // A record being rewritten or damaged is simply not shown yet.
-        let Ok(rec) = r else { return Ok(()) };
+        // A damaged record is left out and named: the resumed sweep recomputes it.
+        let rec = match r {
+            Ok(rec) => rec,
+            Err((point, _)) => {
+                out.damaged.push(point);
+                return Ok(());
+            }
+        };
         let p = rec.point as usize;
         if p >= plan.n_points() {
             return Ok(());
@@ -1461,6 +1470,7 @@ pub fn provisional(dir: &Path) -> Result<Provisional, SweepError> {
             return Ok(());
         }
         let Ok(st) = PointStats::decode(&rec.stats, plan.shape(p), share.point_seeds(p)) else {
+            out.damaged.push(rec.point);
             return Ok(());
         };
         let params = plan.params(p);

@@ -144,7 +144,7 @@ impl FromStr for Vary {
                     .parse::<f64>()
                     .ok()
                     .filter(|v| v.is_finite())
-                    .ok_or_else(|| bad(format!("{t:?} is not a number")))
+                    .ok_or_else(|| bad(format!("{} is not a number", crate::quote::quote(t))))
             };
             let (a, b, step) = (num(a)?, num(b)?, num(step)?);
             if step <= 0.0 || b < a {
