@@ -548,32 +548,69 @@ fn a_report_that_failed_partway_is_finished_by_the_rerun() {
     assert!(!out.join("index.html").exists(), "failed before the page");
     report(&dir, &out, &[]);
     check_report(&out);
-    let left: Vec<String> = fs::read_dir(&out)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with('.'))
-        .collect();
-    assert!(left.is_empty(), "the in-progress mark is removed: {left:?}");
-    // The shape an unfinished report of an earlier version left: only img/ with pictures.
+    // What is left is the page's files and the marker naming exactly them, nothing else hidden.
+    let mut on_disk: Vec<String> = Vec::new();
+    for e in fs::read_dir(&out).unwrap() {
+        let n = e.unwrap().file_name().to_string_lossy().into_owned();
+        if n == "img" {
+            for p in fs::read_dir(out.join("img")).unwrap() {
+                on_disk.push(format!("img/{}", p.unwrap().file_name().to_string_lossy()));
+            }
+        } else if n != ".cavesweep-report" {
+            on_disk.push(n);
+        }
+    }
+    on_disk.sort();
+    let marker = fs::read_to_string(out.join(".cavesweep-report")).unwrap();
+    let mut named: Vec<String> = marker.lines().skip(1).map(str::to_string).collect();
+    named.sort();
+    assert_eq!(
+        named, on_disk,
+        "the marker names exactly the report's files"
+    );
+    // A report killed after its marker but before its page: the rerun finishes it.
     for f in ["index.html", "README.md", "recipe.toml", "caves.csv"] {
         fs::remove_file(out.join(f)).unwrap();
     }
     report(&dir, &out, &[]);
     check_report(&out);
-    // A user's file beside the pictures: not ours, refused.
-    for f in ["index.html", "README.md", "recipe.toml", "caves.csv"] {
-        fs::remove_file(out.join(f)).unwrap();
-    }
+    // A user's file the report does not write is left alone (the rerun touches only what its
+    // marker names) ...
     fs::write(out.join("img/notes.txt"), "mine").unwrap();
-    let s = |p: &Path| p.to_str().unwrap().to_string();
-    assert_clean_error(
-        &["report", &s(&dir), "--out", &s(&out)],
-        "holds no earlier report",
-    );
+    report(&dir, &out, &[]);
+    check_report(&out);
     assert_eq!(
         fs::read_to_string(out.join("img/notes.txt")).unwrap(),
         "mine"
     );
+    // ... and a user's file where the report would write one its marker does not name is
+    // refused before anything is written.
+    let marker = fs::read_to_string(out.join(".cavesweep-report")).unwrap();
+    let without: String = marker
+        .lines()
+        .filter(|l| *l != "README.md")
+        .map(|l| format!("{l}\n"))
+        .collect();
+    fs::write(out.join(".cavesweep-report"), without).unwrap();
+    fs::write(out.join("README.md"), "my notes").unwrap();
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    assert_clean_error(
+        &["report", &s(&dir), "--out", &s(&out)],
+        "that no earlier report",
+    );
+    assert_eq!(
+        fs::read_to_string(out.join("README.md")).unwrap(),
+        "my notes"
+    );
+    // A folder without the marker (a report of a version before it, or anybody's folder) is
+    // not taken for a report.
+    fs::remove_file(out.join(".cavesweep-report")).unwrap();
+    fs::remove_file(out.join("README.md")).unwrap();
+    assert_clean_error(
+        &["report", &s(&dir), "--out", &s(&out)],
+        "holds no earlier report",
+    );
+    assert!(out.join("index.html").is_file());
 }
 
 /// A cave too big to picture cell by cell (past 2048 cells a side, where 16384 x 16384 would be
