@@ -252,8 +252,12 @@ impl Cluster {
     /// cannot run here (the test is then skipped, or fails in CI); an opted-in cluster that does
     /// not answer fails the test.
     fn start(run: &Path) -> Result<Cluster, String> {
+        let partition = std::env::var(PARTITION_VAR).ok().filter(|p| !p.is_empty());
         if find("sinfo").is_none() || find("sbatch").is_none() {
-            return Err("Slurm is not installed (no sinfo/sbatch; .ci/run installs Debian's slurm-wlm and munge)".into());
+            let why = "Slurm is not installed (no sinfo/sbatch; .ci/run installs Debian's slurm-wlm and munge)";
+            // Asked for by name, the cluster must be there.
+            assert!(partition.is_none(), "{PARTITION_VAR} is set, but {why}");
+            return Err(why.into());
         }
         let mut cluster = Cluster {
             run: run.to_path_buf(),
@@ -262,7 +266,7 @@ impl Cluster {
             daemons: Vec::new(),
             submitted: RefCell::new(Vec::new()),
         };
-        if let Some(p) = std::env::var(PARTITION_VAR).ok().filter(|p| !p.is_empty()) {
+        if let Some(p) = partition {
             cluster.partition = Some(p.clone());
             assert!(
                 cluster.answers(),
