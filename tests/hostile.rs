@@ -7,12 +7,14 @@
 
 #![cfg(unix)]
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::{FileTypeExt, symlink};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn bin() -> PathBuf {
     std::env::var_os("CAVESWEEP_HOSTILE_BIN")
@@ -23,7 +25,7 @@ fn bin() -> PathBuf {
 /// Run the binary in `dir`, killing it (and failing the test) after `limit`: every run here
 /// has a time limit, since blocking forever on a FIFO is one of the defects.
 fn run_limited(dir: &Path, args: &[&str], limit: Duration) -> Output {
-    let mut child = Command::new(bin())
+    let child = Command::new(bin())
         .args(args)
         .current_dir(dir)
         .stdin(Stdio::null())
@@ -31,16 +33,7 @@ fn run_limited(dir: &Path, args: &[&str], limit: Duration) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("binary runs");
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > limit {
-            child.kill().unwrap();
-            let _ = child.wait();
-            panic!("cavesweep {args:?} still running after {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
+    common::wait_within(child, limit, &format!("cavesweep {args:?}"))
 }
 
 fn run(dir: &Path, args: &[&str]) -> Output {

@@ -8,13 +8,15 @@
 
 #![cfg(unix)]
 
+mod common;
+
 use std::ffi::OsStr;
 use std::fs;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
 
 fn bin() -> PathBuf {
     std::env::var_os("CAVESWEEP_HOSTILE_BIN")
@@ -39,20 +41,6 @@ fn cmd(dir: &Path, args: &[&OsStr]) -> Command {
     c
 }
 
-/// Wait for `child`, killing it (and failing) after `limit`.
-fn wait(mut child: Child, limit: Duration, what: &str) -> Output {
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > limit {
-            child.kill().unwrap();
-            let _ = child.wait();
-            panic!("{what}: still running after {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
-}
-
 fn os(args: &[&str]) -> Vec<&'static OsStr> {
     args.iter()
         .map(|a| OsStr::new(Box::leak(a.to_string().into_boxed_str())))
@@ -61,7 +49,7 @@ fn os(args: &[&str]) -> Vec<&'static OsStr> {
 
 fn run(dir: &Path, args: &[&str]) -> Output {
     let a = os(args);
-    wait(
+    common::wait_within(
         cmd(dir, &a).spawn().unwrap(),
         Duration::from_secs(60),
         &args.join(" "),
@@ -104,7 +92,7 @@ fn non_utf8_paths_are_not_a_panic() {
     let bad = OsStr::from_bytes(b"bad\xff");
     let mut a = os(SWEEP);
     a.extend([OsStr::new("--out"), bad]);
-    let o = wait(
+    let o = common::wait_within(
         cmd(&d, &a).spawn().unwrap(),
         Duration::from_secs(60),
         "sweep",
@@ -124,7 +112,7 @@ fn non_utf8_paths_are_not_a_panic() {
     ]);
     let csv = OsStr::from_bytes(b"x\xff.csv");
     a.push(csv);
-    let o = wait(
+    let o = common::wait_within(
         cmd(&d, &a).spawn().unwrap(),
         Duration::from_secs(60),
         "search",
@@ -133,7 +121,7 @@ fn non_utf8_paths_are_not_a_panic() {
     assert!(o.status.success(), "{}", stderr(&o));
     let mut a = os(&["merge", "--out", "m", "--from"]);
     a.push(bad);
-    let o = wait(
+    let o = common::wait_within(
         cmd(&d, &a).spawn().unwrap(),
         Duration::from_secs(60),
         "merge",
@@ -152,14 +140,14 @@ fn a_closed_stderr_ends_with_the_exit_code_not_an_abort() {
         let a = os(args);
         let mut child = cmd(&d, &a).spawn().unwrap();
         drop(child.stderr.take()); // the read end: every write to stderr gets EPIPE
-        let o = wait(child, Duration::from_secs(60), &args.join(" "));
+        let o = common::wait_within(child, Duration::from_secs(60), &args.join(" "));
         assert_eq!(o.status.code(), Some(1), "{args:?}: {:?}", o.status);
     }
     // A closed stdout (`presets | head -0`) is not an error.
     let a = os(&["presets"]);
     let mut child = cmd(&d, &a).spawn().unwrap();
     drop(child.stdout.take());
-    let o = wait(child, Duration::from_secs(60), "presets");
+    let o = common::wait_within(child, Duration::from_secs(60), "presets");
     assert_eq!(o.status.code(), Some(0), "{:?}: {}", o.status, stderr(&o));
 }
 
@@ -172,7 +160,7 @@ fn memory_limits_end_in_one_line_and_the_folder_resumes() {
     let reference = {
         let mut a = os(SWEEP);
         a.extend(os(&["--per-seed", "all", "--out", "ref"]));
-        let o = wait(cmd(&d, &a).spawn().unwrap(), Duration::from_secs(60), "ref");
+        let o = common::wait_within(cmd(&d, &a).spawn().unwrap(), Duration::from_secs(60), "ref");
         assert!(o.status.success(), "{}", stderr(&o));
         d.join("ref")
     };
@@ -195,7 +183,7 @@ fn memory_limits_end_in_one_line_and_the_folder_resumes() {
                 Ok(())
             });
         }
-        let o = wait(c.spawn().unwrap(), Duration::from_secs(60), &out);
+        let o = common::wait_within(c.spawn().unwrap(), Duration::from_secs(60), &out);
         let e = stderr(&o);
         // SIGSEGV from a failed stack or mmap in the dynamic loader would also be a crash.
         assert!(
@@ -214,7 +202,7 @@ fn memory_limits_end_in_one_line_and_the_folder_resumes() {
         // Whatever the limit did, the folder finishes and holds the reference bytes.
         let mut a = os(SWEEP);
         a.extend(os(&["--per-seed", "all", "--out", &out]));
-        let o = wait(
+        let o = common::wait_within(
             cmd(&d, &a).spawn().unwrap(),
             Duration::from_secs(60),
             "resume",
@@ -371,7 +359,7 @@ fn a_second_sigterm_ends_a_sweep_at_once() {
         std::thread::sleep(Duration::from_millis(50));
         libc::kill(pid, libc::SIGTERM);
     }
-    let o = wait(child, Duration::from_secs(10), "two SIGTERMs");
+    let o = common::wait_within(child, Duration::from_secs(10), "two SIGTERMs");
     assert_eq!(o.status.code(), Some(130), "{:?}: {}", o.status, stderr(&o));
     no_crash(&o, "sigterm");
 }

@@ -4,7 +4,8 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output};
+use std::time::{Duration, Instant};
 
 pub fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_cavesweep"))
@@ -80,4 +81,19 @@ pub fn assert_one_line_error(o: &Output, needle: &str) {
     );
     assert_eq!(err.trim_end().lines().count(), 1, "{err:?}");
     assert!(err.contains(needle), "expected {needle:?} in {err:?}");
+}
+
+/// Wait for `child` and collect its output, killing it (and failing, naming `what`) once it has
+/// run for `limit`: a test of "never blocks" must end even when the binary does block.
+pub fn wait_within(mut child: Child, limit: Duration, what: &str) -> Output {
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            let _ = child.wait();
+            panic!("{what}: still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
 }
