@@ -152,9 +152,6 @@ fn a_closed_stderr_ends_with_the_exit_code_not_an_abort() {
 }
 
 #[test]
-// Passed and failed on the same build under load (two of three runs): not yet understood, so
-// not run by default until it is (`cargo test --test hostile_limits -- --ignored`).
-#[ignore]
 fn memory_limits_end_in_one_line_and_the_folder_resumes() {
     let d = scratch("ulimit");
     let reference = {
@@ -165,6 +162,7 @@ fn memory_limits_end_in_one_line_and_the_folder_resumes() {
         d.join("ref")
     };
     // Below ~24 MB the dynamic loader itself cannot map libc: nothing of ours runs yet.
+    let mut started = 0;
     for mb in [32u64, 48, 64, 96] {
         let out = format!("lim{mb}");
         let mut a = os(SWEEP);
@@ -185,6 +183,14 @@ fn memory_limits_end_in_one_line_and_the_folder_resumes() {
         }
         let o = common::wait_within(c.spawn().unwrap(), Duration::from_secs(60), &out);
         let e = stderr(&o);
+        // Near the loader's own need (~24 MB, varying with the address-space layout) the dynamic
+        // loader may fail to map libc before any code of ours runs: not ours to word, and it
+        // writes nothing. The larger limits always start, so the test still tests something.
+        if e.contains("error while loading shared libraries") {
+            eprintln!("{mb} MB: the dynamic loader could not start the binary; limit skipped");
+            continue;
+        }
+        started += 1;
         // SIGSEGV from a failed stack or mmap in the dynamic loader would also be a crash.
         assert!(
             o.status.code().is_some(),
@@ -221,6 +227,11 @@ fn memory_limits_end_in_one_line_and_the_folder_resumes() {
             );
         }
     }
+    assert!(
+        started >= 3,
+        "the loader failed at {} of 4 limits",
+        4 - started
+    );
 }
 
 #[test]
