@@ -347,6 +347,19 @@ fn long_inputs_are_quoted_short() {
     );
     refused(&o, "characters");
     assert!(stderr(&o).len() < 600, "{} bytes", stderr(&o).len());
+    // A 100,000-character rule, and queries wrong at their start and deep inside.
+    let rule = format!("rule={}", "x".repeat(100_000));
+    let deep = format!("{}components >= 1 )", "components >= 1 && ".repeat(6000));
+    let wide = format!("{}components{}", "(".repeat(50_000), ")".repeat(49_999));
+    for args in [
+        vec!["run", "--set", &rule],
+        vec!["search", "--seeds", "0..10", "--where", &deep],
+        vec!["search", "--seeds", "0..10", "--where", &wide],
+    ] {
+        let o = run(&d, &args);
+        refused(&o, "characters");
+        assert!(stderr(&o).len() < 600, "{} bytes", stderr(&o).len());
+    }
 }
 
 #[test]

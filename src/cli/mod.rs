@@ -74,7 +74,9 @@ impl RecipeArgs {
             None => cavesweep::presets::preset(&self.preset)?,
         };
         for kv in &self.sets {
-            recipe.set_kv(kv).with_context(|| format!("--set {kv}"))?;
+            recipe
+                .set_kv(kv)
+                .with_context(|| format!("--set {}", cavesweep::quote::cut(kv)))?;
         }
         if let Some(rng) = self.rng {
             recipe.rng = rng;

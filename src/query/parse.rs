@@ -37,10 +37,25 @@ impl QueryError {
                 crate::quote::quote(&self.query),
                 self.message
             )
-        } else {
+        } else if self.query.chars().count() <= crate::quote::MAX_QUOTED {
             format!(
                 "query {:?}, column {}: {}",
                 self.query, self.column, self.message
+            )
+        } else {
+            // A long query is shown as the stretch around the column, so the line stays short.
+            let from = self.column.saturating_sub(1 + crate::quote::MAX_QUOTED / 2);
+            let near: String = self
+                .query
+                .chars()
+                .skip(from)
+                .take(crate::quote::MAX_QUOTED)
+                .collect();
+            format!(
+                "query of {} characters, column {}, near {near:?}: {}",
+                self.query.chars().count(),
+                self.column,
+                self.message
             )
         }
     }
