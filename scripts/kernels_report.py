@@ -25,7 +25,7 @@ import os
 import re
 import sys
 
-# The SIMD paths, lowest first, as ordered by `simd::Path` (src/simd/mod.rs): the highest one a
+# The SIMD paths, lowest first, as ordered by `simd::Path` (crates/core/src/simd/mod.rs): the highest one a
 # CPU runs is the one `Simd::detect` dispatches to.
 PATH_ORDER = ["scalar", "sse2", "avx2-slow-pdep", "avx2", "avx512", "avx512-vbmi2"]
 
@@ -191,7 +191,7 @@ def build(a):
     out.append(
         "Commands: `cargo bench --bench kernels` and `cargo bench --bench inplace` (criterion, one "
         "thread; medians), then `scripts/kernels_report.py`. Cell updates per second = cells "
-        "stepped / time, on one thread. The oracle is `src/oracle.rs` (one byte per cell, the "
+        "stepped / time, on one thread. The oracle is `crates/core/src/oracle.rs` (one byte per cell, the "
         "obvious loops).\n")
     out.append(
         f"The benches run every SIMD path this CPU can run (`Simd::available`: "

@@ -250,6 +250,7 @@ fn generate_many<'py>(
     let out_cells = written.as_slice_mut().map_err(value_error)?;
     // SAFETY: as above.
     let trajs = unsafe { PyArray2::<f64>::new(py, [n, tl], false) };
+    // SAFETY: `trajs` is new and not yet visible to Python, so nothing else views its memory.
     let traj = unsafe { trajs.as_slice_mut() }.expect("new arrays are contiguous");
     let stop = AtomicBool::new(false);
     let error = Mutex::new(None);

@@ -4,14 +4,14 @@
 //! library. The pure-Python part of the package (`cavesweep/__init__.py`) re-exports these and
 //! adds what Python users expect around a sweep (a DataFrame, a progress bar).
 //!
-//! - [`recipe`]: `Recipe`, `recipe()`, `presets()` (the `--set` keys as keyword arguments);
-//! - [`arrays`]: numpy arrays of any integer/bool dtype and layout to and from grids;
-//! - [`generate`]: `generate()`, `generate_many()` (rayon, GIL released);
-//! - [`measure`]: `measure()` and the post-steps on arrays;
-//! - [`sweep`]: the sweep engine behind `cavesweep.sweep()`;
-//! - [`search`]: the search engine behind `cavesweep.search()`;
-//! - [`cmdline`]: the command line equivalent to a call, as recorded in the output;
-//! - [`interrupt`]: running long work off the GIL while Ctrl-C still reaches it.
+//! - `recipe`: `Recipe`, `recipe()`, `presets()` (the `--set` keys as keyword arguments);
+//! - `arrays`: numpy arrays of any integer/bool dtype and layout to and from grids;
+//! - `generate`: `generate()`, `generate_many()` (rayon, GIL released);
+//! - `measure`: `measure()` and the post-steps on arrays;
+//! - `sweep`: the sweep engine behind `cavesweep.sweep()`;
+//! - `search`: the search engine behind `cavesweep.search()`;
+//! - `cmdline`: the command line equivalent to a call, as recorded in the output;
+//! - `interrupt`: running long work off the GIL while Ctrl-C still reaches it.
 
 use pyo3::prelude::*;
 

@@ -60,7 +60,7 @@ pub struct Options {
     pub top: usize,
 }
 
-/// What [`write`] wrote.
+/// What [`write()`] wrote.
 #[derive(Debug, Clone)]
 pub struct Written {
     pub index: PathBuf,

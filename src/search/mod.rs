@@ -536,7 +536,7 @@ impl Search {
     }
 
     /// Whether caves the fractions do not decide are gathered into lane batches of their own
-    /// before being measured further (see [`gather`]): chosen from the calibration sample
+    /// before being measured further (see `gather`): chosen from the calibration sample
     /// (never without one). The rows are the same either way.
     pub fn gathers(&self) -> bool {
         self.gather

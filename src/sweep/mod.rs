@@ -11,7 +11,7 @@
 //! - [`shard`]: which shards a process runs (`--shard K/N`, lists, `auto` from a scheduler);
 //! - [`merge`]: shard folders into one;
 //! - [`output`]: the CSV rows;
-//! - [`bench`]: what the machinery costs on grids (`cavesweep bench --grid`).
+//! - [`mod@bench`]: what the machinery costs on grids (`cavesweep bench --grid`).
 
 pub mod bench;
 pub mod engine;

@@ -431,7 +431,7 @@ impl Tally {
 
 /// Records values into an [`Acc`] cheaply: a value is only appended to a reused buffer, and
 /// [`AccBuilder::finish`] does the arithmetic for all of them in one loop (sums, extremes,
-/// histogram values), then counts the values per bucket ([`Tally`]).
+/// histogram values), then counts the values per bucket (`Tally`).
 ///
 /// Why deferred: a sweep records ten or more values per cave (metrics and trajectory steps);
 /// done one call at a time, each paid its rounding, 128-bit sums, extremes and buffer bookkeeping

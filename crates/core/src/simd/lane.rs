@@ -129,6 +129,7 @@ pub unsafe trait Lane:
 }
 
 /// A plain word is a one-lane vector too (scalar code and tests).
+// SAFETY: a `u64` is one word: size 8, alignment 8, every bit pattern valid.
 unsafe impl Lane for u64 {
     const N: usize = 1;
     const ZERO: u64 = 0;
@@ -386,6 +387,7 @@ mod x86 {
                 type Output = $name;
                 #[inline(always)]
                 fn bitand(self, o: $name) -> $name {
+                    // SAFETY: a `$name` only runs on a CPU with its instructions (note above `BitAnd`).
                     $name(unsafe { $and(self.0, o.0) })
                 }
             }
@@ -393,6 +395,7 @@ mod x86 {
                 type Output = $name;
                 #[inline(always)]
                 fn bitor(self, o: $name) -> $name {
+                    // SAFETY: a `$name` only runs on a CPU with its instructions (note above `BitAnd`).
                     $name(unsafe { $or(self.0, o.0) })
                 }
             }
@@ -400,6 +403,7 @@ mod x86 {
                 type Output = $name;
                 #[inline(always)]
                 fn bitxor(self, o: $name) -> $name {
+                    // SAFETY: a `$name` only runs on a CPU with its instructions (note above `BitAnd`).
                     $name(unsafe { $xor(self.0, o.0) })
                 }
             }
@@ -435,7 +439,9 @@ mod x86 {
                 const N: usize = $n;
                 // Only the `__m512i` vector has eight words, and it lives in AVX-512 clones.
                 const TERNLOG: bool = $n == 8;
+                // SAFETY: `$t` is `$n` plain words; every bit pattern is valid.
                 const ZERO: $name = $name(unsafe { std::mem::transmute::<[u64; $n], $t>([0; $n]) });
+                // SAFETY: `$t` is `$n` plain words; every bit pattern is valid.
                 const ONES: $name = $name(unsafe { std::mem::transmute::<[u64; $n], $t>([!0; $n]) });
                 #[inline(always)]
                 fn splat(x: u64) -> $name {
@@ -462,10 +468,12 @@ mod x86 {
                 }
                 #[inline(always)]
                 fn shl(self, n: u32) -> $name {
+                    // SAFETY: a `$name` only runs on a CPU with its instructions (note above `BitAnd`).
                     $name(unsafe { $sll(self.0, _mm_cvtsi32_si128(n as i32)) })
                 }
                 #[inline(always)]
                 fn shr(self, n: u32) -> $name {
+                    // SAFETY: a `$name` only runs on a CPU with its instructions (note above `BitAnd`).
                     $name(unsafe { $srl(self.0, _mm_cvtsi32_si128(n as i32)) })
                 }
                 #[inline(always)]
@@ -474,14 +482,17 @@ mod x86 {
                 }
                 #[inline(always)]
                 fn add(self, o: $name) -> $name {
+                    // SAFETY: a `$name` only runs on a CPU with its instructions (note above `BitAnd`).
                     $name(unsafe { $add(self.0, o.0) })
                 }
                 #[inline(always)]
                 fn any(self) -> bool {
+                    // SAFETY: a `$name` only runs on a CPU with its instructions (note above `BitAnd`).
                     unsafe { $any(self.0) }
                 }
                 #[inline(always)]
                 fn maj(self, b: $name, c: $name) -> $name {
+                    // SAFETY: a `$name` only runs on a CPU with its instructions (note above `BitAnd`).
                     $name(unsafe { $maj(self.0, b.0, c.0) })
                 }
                 #[inline(always)]

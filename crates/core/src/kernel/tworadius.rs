@@ -56,7 +56,7 @@ pub(crate) fn step_two_radius<I: Isa>(
     src.clear_edges();
 }
 
-/// [`step_two_radius`] on a given SIMD path (for callers outside a SIMD clone).
+/// `step_two_radius` on a given SIMD path (for callers outside a SIMD clone).
 pub fn step(
     simd: Simd,
     src: &mut Grid,

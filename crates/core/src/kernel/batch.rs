@@ -5,7 +5,7 @@
 //! its 4-word vectors idle and needs unaligned loads; with one cave per lane every lane works,
 //! every load is aligned, and the vectors can be as wide as the CPU has (the row kernel's are
 //! tied to the grid's 4-word row padding). The Bernoulli fill writes these lanes directly
-//! ([`crate::fill::bernoulli_lanes`]), so nothing is interleaved on the way in; each cave is
+//! (`crate::fill::bernoulli_lanes`), so nothing is interleaved on the way in; each cave is
 //! copied out to its own [`Grid`] once, after the last step, to be measured.
 //!
 //! Layout: like [`Grid`] (guard word each side of a row, guard rows above and below, the guard
@@ -396,9 +396,11 @@ pub fn step_lanes<V: Lane, R: RuleEval>(
         if solid_border {
             // The ring rows: every valid bit set.
             let walls = m.popcnt();
+            // SAFETY: row 1 of this column: inside the (rows + 2) * stride buffer (note above).
             unsafe { *out.add(base + stride) = m };
             count = count.add(walls);
             if rows > 1 {
+                // SAFETY: row `rows` of this column: inside the buffer (note above).
                 unsafe { *out.add(base + rows * stride) = m };
                 count = count.add(walls);
             }
@@ -469,6 +471,7 @@ unsafe fn strip<V: Lane, R: RuleEval, const FIX: bool, const G: u8>(
         (m, e, g): (V, V, V),
         (above, here): (&mut [V; 4], &mut [V; 4]),
     ) -> V {
+        // SAFETY: the caller's guarantee for this row (the note above `row`).
         unsafe {
             let below = hrow::<V, G>(d, o + stride, g);
             let mut v = rule.next(above, here, &below, *d.add(o));

@@ -57,7 +57,7 @@ fn u_at_least<V: Lane>(pattern: u16, a: V, b: V, c: V) -> V {
     }
 }
 
-/// A 10-entry table over `s = a + b + c` (bit `s` = next state, as in [`eval_side`]) on three
+/// A 10-entry table over `s = a + b + c` (bit `s` = next state, as in `eval_side`) on three
 /// 2-bit row sums given as planes `(lo, hi)`.
 ///
 /// Why not add first: split `s = u + 2 v` with `u = a.0 + b.0 + c.0` and `v = a.1 + b.1 + c.1`
@@ -163,7 +163,7 @@ fn sym2<V: Lane>(pattern: u16, t: V, k0: V) -> V {
     }
 }
 
-/// A 10-entry table over sum values (bit `s` = next state at value `s`, as in [`eval_side`])
+/// A 10-entry table over sum values (bit `s` = next state at value `s`, as in `eval_side`)
 /// evaluated on the redundant planes of [`vsum3_redundant`]: for `k1 = 0` and `k1 = 1` the
 /// table is a function of `r0` and the symmetric `t + k0`, and `k1` picks between the two.
 /// For a constant table this folds to three 3-input functions (three `vpternlogq` with

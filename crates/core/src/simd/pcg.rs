@@ -128,8 +128,11 @@ impl PcgKernel {
             // SAFETY (each arm): `supported()` checked the kernel's CPU features just above.
             match self {
                 PcgKernel::Scalar => return false,
+                // SAFETY: `supported()` checked this kernel's CPU features just above.
                 PcgKernel::Ifma => unsafe { ifma::fill::<4>(words, state, inc, t) },
+                // SAFETY: `supported()` checked this kernel's CPU features just above.
                 PcgKernel::Avx512 => unsafe { limb32::fill_avx512(words, state, inc, t) },
+                // SAFETY: `supported()` checked this kernel's CPU features just above.
                 PcgKernel::Avx2 => unsafe { limb32::fill_avx2(words, state, inc, t) },
             }
             true
@@ -288,39 +291,48 @@ mod limb32 {
         // SAFETY (every method): only called from `fill_avx2`, compiled with AVX2.
         #[inline(always)]
         fn splat(x: u64) -> Self {
+            // SAFETY: only called from `fill_avx2`, compiled with AVX2.
             unsafe { _mm256_set1_epi64x(x as i64) }
         }
         #[inline(always)]
         fn from_slice(x: &[u64]) -> Self {
             assert!(x.len() >= 4);
+            // SAFETY: only called from `fill_avx2`, compiled with AVX2.
             unsafe { _mm256_loadu_si256(x.as_ptr().cast()) }
         }
         #[inline(always)]
         fn add(self, o: Self) -> Self {
+            // SAFETY: only called from `fill_avx2`, compiled with AVX2.
             unsafe { _mm256_add_epi64(self, o) }
         }
         #[inline(always)]
         fn and(self, o: Self) -> Self {
+            // SAFETY: only called from `fill_avx2`, compiled with AVX2.
             unsafe { _mm256_and_si256(self, o) }
         }
         #[inline(always)]
         fn mul32(self, o: Self) -> Self {
+            // SAFETY: only called from `fill_avx2`, compiled with AVX2.
             unsafe { _mm256_mul_epu32(self, o) }
         }
         #[inline(always)]
         fn shr32(self) -> Self {
+            // SAFETY: only called from `fill_avx2`, compiled with AVX2.
             unsafe { _mm256_srli_epi64::<32>(self) }
         }
         #[inline(always)]
         fn shl32(self) -> Self {
+            // SAFETY: only called from `fill_avx2`, compiled with AVX2.
             unsafe { _mm256_slli_epi64::<32>(self) }
         }
         #[inline(always)]
         fn blend_hi(self, hi: Self) -> Self {
+            // SAFETY: only called from `fill_avx2`, compiled with AVX2.
             unsafe { _mm256_blend_epi32::<0b1010_1010>(self, hi) }
         }
         #[inline(always)]
         fn xsl_rr_below(hi: Self, lo: Self, t: u64) -> u64 {
+            // SAFETY: only called from `fill_avx2`, compiled with AVX2.
             unsafe {
                 let x = _mm256_xor_si256(hi, lo);
                 let r = _mm256_srli_epi64::<58>(hi);
@@ -343,39 +355,48 @@ mod limb32 {
         // SAFETY (every method): only called from `fill_avx512`, compiled with AVX-512F.
         #[inline(always)]
         fn splat(x: u64) -> Self {
+            // SAFETY: only called from `fill_avx512`, compiled with AVX-512F.
             unsafe { _mm512_set1_epi64(x as i64) }
         }
         #[inline(always)]
         fn from_slice(x: &[u64]) -> Self {
             assert!(x.len() >= 8);
+            // SAFETY: only called from `fill_avx512`, compiled with AVX-512F.
             unsafe { _mm512_loadu_si512(x.as_ptr().cast()) }
         }
         #[inline(always)]
         fn add(self, o: Self) -> Self {
+            // SAFETY: only called from `fill_avx512`, compiled with AVX-512F.
             unsafe { _mm512_add_epi64(self, o) }
         }
         #[inline(always)]
         fn and(self, o: Self) -> Self {
+            // SAFETY: only called from `fill_avx512`, compiled with AVX-512F.
             unsafe { _mm512_and_si512(self, o) }
         }
         #[inline(always)]
         fn mul32(self, o: Self) -> Self {
+            // SAFETY: only called from `fill_avx512`, compiled with AVX-512F.
             unsafe { _mm512_mul_epu32(self, o) }
         }
         #[inline(always)]
         fn shr32(self) -> Self {
+            // SAFETY: only called from `fill_avx512`, compiled with AVX-512F.
             unsafe { _mm512_srli_epi64::<32>(self) }
         }
         #[inline(always)]
         fn shl32(self) -> Self {
+            // SAFETY: only called from `fill_avx512`, compiled with AVX-512F.
             unsafe { _mm512_slli_epi64::<32>(self) }
         }
         #[inline(always)]
         fn blend_hi(self, hi: Self) -> Self {
+            // SAFETY: only called from `fill_avx512`, compiled with AVX-512F.
             unsafe { _mm512_mask_blend_epi32(0xaaaa, self, hi) }
         }
         #[inline(always)]
         fn xsl_rr_below(hi: Self, lo: Self, t: u64) -> u64 {
+            // SAFETY: only called from `fill_avx512`, compiled with AVX-512F.
             unsafe {
                 let x = _mm512_xor_si512(hi, lo);
                 let out = _mm512_rorv_epi64(x, _mm512_srli_epi64::<58>(hi));

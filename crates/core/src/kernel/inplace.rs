@@ -39,7 +39,7 @@ use crate::grid::Grid;
 use crate::rule::{Outside, Rule, Update};
 use crate::simd::{Isa, Lane, Simd, Task, prefix_xor};
 
-/// Reusable buffers for [`step_inplace`]: the transposed grid for column-major scans. It is
+/// Reusable buffers for `step_inplace`: the transposed grid for column-major scans. It is
 /// (re)allocated only when the grid shape changes, never per call for a fixed shape.
 #[derive(Debug, Default, Clone)]
 pub struct InplaceScratch {
@@ -65,7 +65,7 @@ impl InplaceScratch {
     }
 }
 
-/// [`step_inplace`] on a given SIMD path (for callers outside a SIMD clone).
+/// `step_inplace` on a given SIMD path (for callers outside a SIMD clone).
 pub fn step(
     simd: Simd,
     grid: &mut Grid,

@@ -3,7 +3,7 @@
 //! - [`sync`]: buffered Moore steps, lanes across the words of a row (one grid);
 //! - [`batch`]: the same arithmetic with one cave per lane ([`batch::LaneGrid`]), for caves
 //!   generated in bulk;
-//! - [`narrow`]: sync steps of grids at most 128 wide in registers (NetHack's 19 x 77);
+//! - `narrow`: sync steps of grids at most 128 wide in registers (NetHack's 19 x 77);
 //! - [`inplace`]: in-place (Gauss-Seidel) scans; [`tworadius`]: RogueBasin's two-radius rule;
 //! - [`Stepper`] owns the scratch buffers and picks the kernel for a pass; rules the presets use
 //!   are monomorphised ([`sync::ConstRule`]) so their logic constant-folds, any other rule runs
@@ -69,7 +69,7 @@ pub(crate) fn r1_as_moore(t: u8) -> (u16, u16) {
 }
 
 /// The birth/survive masks a pass runs with on the sync Moore kernels, if it does: sync Moore
-/// passes and sync `R1 >= t` passes (which are Moore rules, see [`r1_as_moore`]). These are
+/// passes and sync `R1 >= t` passes (which are Moore rules, see `r1_as_moore`). These are
 /// also the passes a batch of caves can run in lanes.
 pub fn sync_moore(pass: &Pass) -> Option<(u16, u16)> {
     match (pass.rule, pass.update) {

@@ -174,11 +174,15 @@ pub fn step_grid<V: Lane, R: RuleEval>(
         let e = edge_of(i);
         let full = if solid_border { m } else { V::ZERO };
         let base = src.row_offset(-1) + V::N * i;
+        // SAFETY: rows -1..=rows of vector `i`: inside the buffer (the note above `last`).
         let mut above = unsafe { hrow::<V>(raw, base) };
+        // SAFETY: rows -1..=rows of vector `i`: inside the buffer (the note above `last`).
         let mut here = unsafe { hrow::<V>(raw, base + stride) };
         for y in 0..rows {
             let o = base + (y as usize + 1) * stride;
+            // SAFETY: rows -1..=rows of vector `i`: inside the buffer (the note above `last`).
             let below = unsafe { hrow::<V>(raw, o + stride) };
+            // SAFETY: rows -1..=rows of vector `i`: inside the buffer (the note above `last`).
             let mut v = (rule.next(&above, &here, &below, unsafe { V::read(raw.add(o)) }) & m) | e;
             if y == 0 || y == rows - 1 {
                 v |= full;

@@ -97,6 +97,7 @@ fn expand_row<I: Isa>(row: &[u64], out: &mut [u8]) {
         // SAFETY: the level is that of the running clone, whose CPU has its features; the
         // assertion above keeps every read in `row`, and the functions write only `out`.
         Level::Avx512 => return unsafe { x86::expand_avx512(row, out) },
+        // SAFETY: as for the arm above: the running clone's CPU has this level's features.
         Level::Avx2 => return unsafe { x86::expand_avx2(row, out) },
         Level::Sse2 | Level::Scalar => {}
     }
@@ -215,7 +216,9 @@ impl<'a> Stream<'a> {
                 // SAFETY: the clone's CPU has the level's features; `dst` is one whole
                 // aligned line (line `line` starts on a multiple of 64 by the choice of lead).
                 Level::Avx512 => return unsafe { x86::line_avx512(w, dst) },
+                // SAFETY: as for the arm above: the running clone's CPU has this level's features.
                 Level::Avx2 => return unsafe { x86::line_avx2(w, dst) },
+                // SAFETY: as for the arm above: the running clone's CPU has this level's features.
                 Level::Sse2 => return unsafe { x86::line_sse2(w, dst) },
                 Level::Scalar => {}
             }
@@ -303,6 +306,7 @@ mod x86 {
     /// SAFETY: AVX-512 F/BW; `out.len() <= row.len() * 64`.
     #[inline(always)]
     pub unsafe fn expand_avx512(row: &[u64], out: &mut [u8]) {
+        // SAFETY: the caller upholds this function's contract (its `SAFETY:` doc line).
         unsafe {
             let ones = _mm512_set1_epi8(1);
             let n = out.len();
@@ -324,6 +328,7 @@ mod x86 {
     /// SAFETY: AVX2; `out.len() <= row.len() * 64`.
     #[inline(always)]
     pub unsafe fn expand_avx2(row: &[u64], out: &mut [u8]) {
+        // SAFETY: the caller upholds this function's contract (its `SAFETY:` doc line).
         unsafe {
             #[rustfmt::skip]
             let idx = _mm256_setr_epi8(
@@ -353,6 +358,7 @@ mod x86 {
     /// SAFETY: AVX-512 F/BW; `dst` is 64 bytes, line-aligned.
     #[inline(always)]
     pub unsafe fn line_avx512(w: u64, dst: &mut [u8]) {
+        // SAFETY: the caller upholds this function's contract (its `SAFETY:` doc line).
         unsafe {
             let v = _mm512_maskz_mov_epi8(w, _mm512_set1_epi8(1));
             _mm512_stream_si512(dst.as_mut_ptr().cast(), v);
@@ -362,6 +368,7 @@ mod x86 {
     /// SAFETY: AVX2; as [`line_avx512`].
     #[inline(always)]
     pub unsafe fn line_avx2(w: u64, dst: &mut [u8]) {
+        // SAFETY: the caller upholds this function's contract (its `SAFETY:` doc line).
         unsafe {
             let mut bytes = [0u8; LINE];
             expand_avx2(&[w], &mut bytes);
@@ -374,6 +381,7 @@ mod x86 {
     /// SAFETY: SSE2; as [`line_avx512`].
     #[inline(always)]
     pub unsafe fn line_sse2(w: u64, dst: &mut [u8]) {
+        // SAFETY: the caller upholds this function's contract (its `SAFETY:` doc line).
         unsafe {
             let mut bytes = [0u8; LINE];
             spread_word(w, &mut bytes);

@@ -5,7 +5,7 @@
 //!   reproduce the chapter's published numbers. PCG64 jump-ahead chains, in vector lanes from
 //!   AVX2 on.
 //! - [`fill_bernoulli`]: each cell WALL independently with probability `p`, 64 cells per random
-//!   word (the throughput fill), one grid at a time or, through [`bernoulli_lanes`], straight
+//!   word (the throughput fill), one grid at a time or, through `bernoulli_lanes`, straight
 //!   into the lanes of a batch of caves.
 //! - [`fill_exact_count`] / [`fill_exact_walls`]: an exact number of FLOOR (or WALL) cells, as a
 //!   uniformly random subset (NetHack's Gnomish Mines filler).
@@ -37,7 +37,7 @@
 //!
 //! Why this layout: the slot generators let one cave's fill run 8 words per vector step (lanes
 //! across slots, [`fill_bernoulli`]) *and* a batch of caves run one word of 8 caves per step
-//! (lanes across caves, [`bernoulli_lanes`]) with the same bits, so a cave never depends on
+//! (lanes across caves, `bernoulli_lanes`) with the same bits, so a cave never depends on
 //! the batch it ran in; packing cells across rows wastes no random bits on padding (90x140 uses
 //! 197 words, not 270); the first `LEVELS` levels are branch-free, and after 12 levels only
 //! ~1 cell in 4096 is tied, so the per-cell tail is rare. This layout replaced the earlier
@@ -96,7 +96,7 @@ pub fn fill_numpy(grid: &mut Grid, p: f64, seed: u64) -> Result<(), FillError> {
 /// int-to-float conversion per cell and is the same predicate.
 ///
 /// **Speed.** Each PCG64 step is a 128-bit multiply-add on the previous state, so one stream
-/// runs at the latency of that chain (~26 us for 90x140). Instead [`CHAINS`] interleaved
+/// runs at the latency of that chain (~26 us for 90x140). Instead `CHAINS` interleaved
 /// copies of the stream each jump `CHAINS` draws per step (`s -> A s + C`, the jump-ahead map):
 /// chain `j` produces draws `j, j + CHAINS, ...`, the chains are independent work, and the
 /// cells are exactly the sequential stream's. Cells are decided in row-major order and
@@ -262,7 +262,7 @@ impl Threshold {
     }
 
     /// Whether caves filled with `self` and with `other` can share a lane batch
-    /// ([`bernoulli_lanes`]): both draw the same number of levels per word, and neither is a
+    /// (`bernoulli_lanes`): both draw the same number of levels per word, and neither is a
     /// special case that draws none (all WALL, all FLOOR).
     pub fn shares_lanes(&self, other: &Threshold) -> bool {
         self == other || (self.m == other.m && self.m > 0 && !self.all_wall && !other.all_wall)

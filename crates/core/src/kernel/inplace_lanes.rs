@@ -8,7 +8,7 @@
 //!
 //! The arithmetic is [`super::inplace`]'s, generic over the lane type: the batch is transposed
 //! into `cols` vectors (one word per transposed row, so caves at most 64 rows high), scanned
-//! row-major in place with the left neighbour's chain solved per word ([`chain`]; the prefix
+//! row-major in place with the left neighbour's chain solved per word (`chain`; the prefix
 //! XOR by six shift-XOR rounds, as vector `pclmulqdq` is not in every clone), and transposed
 //! back. Walls are counted on the transposed rows (a transpose keeps them).
 //!

@@ -7,7 +7,7 @@
 //!
 //! **Batches.** When the fill is the xoshiro Bernoulli fill, [`Generator::generate`] makes caves
 //! `L` at a time (`L` = the lanes of the SIMD path's widest vector: 8 with AVX-512, 4 with AVX2),
-//! one cave per lane: the fill writes the lanes directly ([`fill::bernoulli_lanes`]), and when
+//! one cave per lane: the fill writes the lanes directly (`fill::bernoulli_lanes`), and when
 //! every pass is a sync Moore pass the steps run on the lanes too ([`kernel::step_lanes`]),
 //! counting each cave's walls as they go; with post-steps, each cave is then copied out to its
 //! own [`Grid`] for them. Without post-steps, the caves are measured where the steps left

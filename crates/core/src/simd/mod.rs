@@ -359,12 +359,16 @@ impl Simd {
             Path::Scalar => baseline::<T, Scalar>(task),
             Path::Sse2 => baseline::<T, Sse2>(task),
             #[cfg(target_arch = "x86_64")]
+            // SAFETY: `Cpu::path` granted this path for this CPU, so the clone's features are present.
             Path::Avx2SlowPdep => unsafe { clones::avx2_slow_pdep(task) },
             #[cfg(target_arch = "x86_64")]
+            // SAFETY: `Cpu::path` granted this path for this CPU, so the clone's features are present.
             Path::Avx2 => unsafe { clones::avx2(task) },
             #[cfg(target_arch = "x86_64")]
+            // SAFETY: `Cpu::path` granted this path for this CPU, so the clone's features are present.
             Path::Avx512 => unsafe { clones::avx512(task) },
             #[cfg(target_arch = "x86_64")]
+            // SAFETY: `Cpu::path` granted this path for this CPU, so the clone's features are present.
             Path::Avx512Vbmi2 => unsafe { clones::avx512_vbmi2(task) },
             #[cfg(not(target_arch = "x86_64"))]
             _ => baseline::<T, Scalar>(task),
