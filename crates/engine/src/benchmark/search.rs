@@ -11,10 +11,10 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use crate::fanout;
-use crate::generate::Generator;
-use crate::measure::{Metric, MetricSet};
-use crate::recipe::{Recipe, RecipeError};
 use crate::search::{self, Match, Mode, Search, SearchError, SearchSpec, Seeds, Sink};
+use cavesweep_core::generate::Generator;
+use cavesweep_core::measure::{Metric, MetricSet};
+use cavesweep_core::recipe::{Recipe, RecipeError};
 
 use super::Spread;
 
@@ -215,7 +215,7 @@ mod tests {
 
     #[test]
     fn reject_bench_runs() {
-        let r = crate::presets::preset("chapter-strict").unwrap();
+        let r = cavesweep_core::presets::preset("chapter-strict").unwrap();
         let b = reject_bench(&r, 2, 3000, 1).unwrap();
         assert!(b.generation.wall.median > 0.0 && b.search.cpu.median > 0.0);
         assert!(b.ratio() > 0.0 && b.cpu_ratio() > 0.0);

@@ -1,4 +1,4 @@
-//! `cavesweep report`: a sweep folder made into pictures and tables a person reads in the
+//! cavesweep-report (`cavesweep report`): a sweep folder made into pictures and tables a person reads in the
 //! morning: `index.html` (one self-contained page, images beside it in `img/`) and `README.md`
 //! with the same content for a forge.
 //!
@@ -7,7 +7,7 @@
 //! - [`caves`]: which seeds to show per grid point, regenerated from the recipe;
 //! - [`page`]: the page as blocks, written as HTML and Markdown.
 //!
-//! This module decides what goes on the page: pass rates of the sweep's gate and of every
+//! This crate's root decides what goes on the page: pass rates of the sweep's gate and of every
 //! named gate and every metric's mean, as heatmaps over the first two varied keys (one panel
 //! per value of further keys), as line charts for one varied key, as a table for one point;
 //! then the wall-fraction trajectories, component-count histograms, typical/passing/failing

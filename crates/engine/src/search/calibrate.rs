@@ -5,10 +5,10 @@ use std::hint::black_box;
 use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
-use crate::generate::Generator;
-use crate::grid::Grid;
-use crate::measure::{MeasureConfig, Measurer, MetricSet, Values};
-use crate::query::Costs;
+use cavesweep_core::generate::Generator;
+use cavesweep_core::grid::Grid;
+use cavesweep_core::measure::{MeasureConfig, Measurer, MetricSet, Values};
+use cavesweep_core::query::Costs;
 
 use super::Seeds;
 
@@ -69,7 +69,7 @@ pub fn calibrate(generator: &mut Generator, seeds: &Seeds, metrics: MetricSet) -
         let _ = generator
             .generate(r.clone(), |cave| {
                 grids.push(cave.grid().clone());
-                let mut v = crate::measure::EMPTY_VALUES;
+                let mut v = cavesweep_core::measure::EMPTY_VALUES;
                 cave.measure_set(metrics, &mut v);
                 sample.push(v);
                 ControlFlow::Continue(())

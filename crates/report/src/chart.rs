@@ -105,7 +105,8 @@ fn render(width: u32, height: u32, draw: impl FnOnce(&Area) -> DrawResult) -> Re
         draw(&root)?;
         root.present().map_err(err)?;
     }
-    let bytes = crate::render::encode_png(width as usize, height as usize, &buf).map_err(err)?;
+    let bytes =
+        cavesweep_engine::render::encode_png(width as usize, height as usize, &buf).map_err(err)?;
     Ok(Png {
         width,
         height,

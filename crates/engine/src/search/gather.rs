@@ -12,10 +12,10 @@
 //! against the oracle on every SIMD path in `measure`); only when a cave's clauses are decided
 //! changes, so the search sorts each chunk's matches by seed.
 
-use crate::grid::Grid;
-use crate::kernel::batch::LaneBuf;
-use crate::measure::{Lazy, MeasureConfig, Measurer};
-use crate::simd::{Isa, Lane, Simd, Task};
+use cavesweep_core::grid::Grid;
+use cavesweep_core::kernel::batch::LaneBuf;
+use cavesweep_core::measure::{Lazy, MeasureConfig, Measurer};
+use cavesweep_core::simd::{Isa, Lane, Simd, Task};
 
 /// Caves waiting for a batch, and the measurer and lanes that take them.
 pub(crate) struct Gather {

@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::ReportError;
-use crate::io::Folder;
-use crate::recipe::Recipe;
-use crate::sweep::vary::{self, Vary};
+use cavesweep_core::recipe::Recipe;
+use cavesweep_engine::io::Folder;
+use cavesweep_engine::sweep::vary::{self, Vary};
 
 /// One varied recipe key and its values, in grid order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -257,13 +257,13 @@ pub fn load(dir: &Path) -> Result<Sweep, ReportError> {
     })?;
     let mut sweep = from_manifest(dir, &m)
         .map_err(|e| ReportError::Input(format!("{}: {e}", manifest_path.display())))?;
-    if dir.join("summary.csv").exists() || !dir.join(crate::store::DB_FILE).exists() {
+    if dir.join("summary.csv").exists() || !dir.join(cavesweep_engine::store::DB_FILE).exists() {
         check_recorded(dir)?;
         read_csvs(&mut sweep, &Tables::Folder(dir))?;
     } else {
         // Still running (or interrupted): the finished points' rows, read from the store.
-        let p =
-            crate::sweep::state::provisional(dir).map_err(|e| ReportError::Input(e.to_string()))?;
+        let p = cavesweep_engine::sweep::state::provisional(dir)
+            .map_err(|e| ReportError::Input(e.to_string()))?;
         // The store is fresher than the manifest, which is written at checkpoints.
         sweep.progress.chunks_done = Some(p.chunks_done);
         sweep.progress.chunks_total = Some(p.chunks_total);
@@ -281,8 +281,8 @@ pub fn load(dir: &Path) -> Result<Sweep, ReportError> {
 /// the report would present its numbers as the sweep's. A folder without a store (the CSVs
 /// copied elsewhere, as in `results/`) is reported from its files as they are.
 fn check_recorded(dir: &Path) -> Result<(), ReportError> {
-    use crate::store::files::{self, FileRecord};
-    let Ok(store) = crate::store::Store::open_snapshot(dir) else {
+    use cavesweep_engine::store::files::{self, FileRecord};
+    let Ok(store) = cavesweep_engine::store::Store::open_snapshot(dir) else {
         return Ok(());
     };
     if store.meta("complete").ok().flatten().as_deref() != Some("1") {
@@ -294,7 +294,7 @@ fn check_recorded(dir: &Path) -> Result<(), ReportError> {
     let recorded: std::collections::BTreeMap<String, FileRecord> =
         serde_json::from_str(&json).unwrap_or_default();
     // seeds.csv is not read by the report (and may be large): not checked.
-    for name in crate::sweep::state::OUTPUTS
+    for name in cavesweep_engine::sweep::state::OUTPUTS
         .into_iter()
         .filter(|&n| n != "seeds.csv")
     {
@@ -308,7 +308,7 @@ fn check_recorded(dir: &Path) -> Result<(), ReportError> {
             return Err(ReportError::Input(format!(
                 "{} is not the file the sweep wrote (its size or CRC-32 differs from the record in {}): rerun the sweep command to rewrite it",
                 path.display(),
-                crate::store::DB_FILE
+                cavesweep_engine::store::DB_FILE
             )));
         }
     }
@@ -338,7 +338,8 @@ fn from_manifest(dir: &Path, m: &Value) -> Result<Sweep, String> {
         Some(_) => return Err("sweep.vary is not a list".into()),
     };
     let seeds_text = text(sweep, "seeds").ok_or("sweep.seeds is missing")?;
-    let seeds = crate::sweep::parse_seeds(&seeds_text).map_err(|e| format!("sweep.seeds: {e}"))?;
+    let seeds = cavesweep_engine::sweep::parse_seeds(&seeds_text)
+        .map_err(|e| format!("sweep.seeds: {e}"))?;
     let n_points = vary::point_count(&varies).map_err(|e| format!("sweep.vary: {e}"))?;
     let axes: Vec<Axis> = varies
         .iter()
@@ -524,7 +525,7 @@ fn for_rows(
 /// would be one more place to get wrong).
 enum Tables<'a> {
     Folder(&'a Path),
-    Provisional(&'a Path, &'a crate::sweep::state::Provisional),
+    Provisional(&'a Path, &'a cavesweep_engine::sweep::state::Provisional),
 }
 
 impl Tables<'_> {
@@ -538,7 +539,10 @@ impl Tables<'_> {
                     "components.csv" => &p.components,
                     _ => return Ok(None),
                 };
-                let label = dir.join(format!("{} (rows so far)", crate::store::DB_FILE));
+                let label = dir.join(format!(
+                    "{} (rows so far)",
+                    cavesweep_engine::store::DB_FILE
+                ));
                 Table::from_reader(label, Box::new(std::io::Cursor::new(bytes.clone()))).map(Some)
             }
         }
@@ -774,7 +778,7 @@ mod tests {
             "command": "cavesweep sweep ...",
             "shard": "1/1",
             "sweep": {
-                "recipe": crate::presets::preset("chapter-strict").unwrap().to_toml(),
+                "recipe": cavesweep_core::presets::preset("chapter-strict").unwrap().to_toml(),
                 "vary": ["fill=0.4,0.5", "steps=1,2,3"],
                 "seeds": "0..10",
                 "gate": "",

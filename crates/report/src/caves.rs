@@ -16,10 +16,10 @@ use rayon::prelude::*;
 
 use super::ReportError;
 use super::model::{SeedRow, Sweep};
-use crate::generate::Generator;
-use crate::measure::MetricSet;
-use crate::query::Gate;
-use crate::render::{self, Marks};
+use cavesweep_core::generate::Generator;
+use cavesweep_core::measure::MetricSet;
+use cavesweep_core::query::Gate;
+use cavesweep_engine::render::{self, Marks};
 
 /// Seeds regenerated per point when `seeds.csv` cannot answer.
 pub const SCAN: u64 = 256;

@@ -2,7 +2,7 @@
 //!
 //! Value forms: a list `0.40,0.45`; an inclusive float range with a step `0.40:0.55:0.05`; a
 //! half-open integer range `1..9` (like `--seeds`, `1..9` is 1 to 8) or an inclusive one `1..=8`.
-//! Values are kept as the strings that [`crate::recipe::Recipe::set`] takes, so any `--set` key
+//! Values are kept as the strings that [`cavesweep_core::recipe::Recipe::set`] takes, so any `--set` key
 //! can be varied and the CSV columns show exactly what was set.
 //!
 //! Ranges are not expanded: an axis knows its length and computes its i-th value on demand, and
@@ -144,7 +144,12 @@ impl FromStr for Vary {
                     .parse::<f64>()
                     .ok()
                     .filter(|v| v.is_finite())
-                    .ok_or_else(|| bad(format!("{} is not a number", crate::quote::quote(t))))
+                    .ok_or_else(|| {
+                        bad(format!(
+                            "{} is not a number",
+                            cavesweep_core::quote::quote(t)
+                        ))
+                    })
             };
             let (a, b, step) = (num(a)?, num(b)?, num(step)?);
             if step <= 0.0 || b < a {
@@ -215,7 +220,7 @@ impl Vary {
                     if dup {
                         return Err(format!(
                             "{} is listed twice (every value of an axis must differ)",
-                            crate::quote::quote(t)
+                            cavesweep_core::quote::quote(t)
                         ));
                     }
                 }

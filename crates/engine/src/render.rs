@@ -11,9 +11,9 @@
 use std::io::Write;
 use std::path::Path;
 
-use crate::grid::Grid;
-use crate::measure::{Connectivity, Measurer};
-use crate::recipe::Recipe;
+use cavesweep_core::grid::Grid;
+use cavesweep_core::measure::{Connectivity, Measurer};
+use cavesweep_core::recipe::Recipe;
 
 pub const WALL: [u8; 3] = [52, 46, 58];
 /// Floor the spawn reaches.

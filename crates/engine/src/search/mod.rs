@@ -1,8 +1,8 @@
 //! Seed search: the caves of a seed range (or list) that match a query, found fast.
 //!
-//! A [`Search`] is a recipe, a query ([`crate::query::Expr`]), the seeds and a [`Mode`]:
+//! A [`Search`] is a recipe, a query ([`cavesweep_core::query::Expr`]), the seeds and a [`Mode`]:
 //! every match, the N lowest matching seeds (`--limit`), or the K best by a metric (`--top`).
-//! Each cave is generated, then the query is evaluated lazily ([`crate::query::Plan`]): a
+//! Each cave is generated, then the query is evaluated lazily ([`cavesweep_core::query::Plan`]): a
 //! metric is computed only when a clause needs it, cheapest and most decisive clauses first,
 //! so a cave rejected by a popcount costs its generation and a popcount. Only matches are
 //! measured in full (the output columns).
@@ -33,13 +33,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::fanout;
-use crate::generate::Generator;
-use crate::grid::Grid;
-use crate::measure::{MeasureConfig, Metric, MetricSet, Stage, Values};
-use crate::query::{Expr, Plan};
-use crate::recipe::{Recipe, RecipeError};
 use crate::render;
 use crate::sweep::output::push_num;
+use cavesweep_core::generate::Generator;
+use cavesweep_core::grid::Grid;
+use cavesweep_core::measure::{MeasureConfig, Metric, MetricSet, Stage, Values};
+use cavesweep_core::query::{Expr, Plan};
+use cavesweep_core::recipe::{Recipe, RecipeError};
 
 pub use calibrate::Calibration;
 pub use checkpoint::Checkpoint;
@@ -162,7 +162,7 @@ pub fn read_seeds(path: &Path) -> Result<Vec<u64>, SearchError> {
         let seed = field.parse::<u64>().map_err(|_| {
             err(format!(
                 "line {line}: seed {} is not a whole number from 0 to {}",
-                crate::quote::quote(field),
+                cavesweep_core::quote::quote(field),
                 u64::MAX - 1
             ))
         })?;
@@ -519,7 +519,7 @@ impl Search {
             columns.insert(by);
         }
         let calibration = Calibration {
-            costs: crate::query::Costs::estimated(),
+            costs: cavesweep_core::query::Costs::estimated(),
             sample: vec![],
             gen_ns: f64::NAN,
             seeds: None,
@@ -743,7 +743,7 @@ impl Search {
             let mut full = false;
             g.flush(&cfg, |seed, grid, view| {
                 if plan.matches(|m| view.get(m)) {
-                    let mut values = crate::measure::EMPTY_VALUES;
+                    let mut values = cavesweep_core::measure::EMPTY_VALUES;
                     view.ensure(found.columns);
                     view.copy_into(found.columns, &mut values);
                     full |= found.add(seed, values, Some(grid));
@@ -789,7 +789,7 @@ impl Search {
                         None => plan.matches(|m| cave.metric(m)),
                     };
                     let full = matched && {
-                        let mut values = crate::measure::EMPTY_VALUES;
+                        let mut values = cavesweep_core::measure::EMPTY_VALUES;
                         cave.measure_set(found.columns, &mut values);
                         let seed = cave.seed;
                         let grid = if found.wants_grids() {

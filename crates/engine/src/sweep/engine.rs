@@ -15,8 +15,8 @@ use super::output::{point_rows, seed_row};
 use super::stats::{PointBuilder, PointStats};
 use super::{PerSeed, Plan};
 use crate::failpoint;
-use crate::generate::Generator;
-use crate::measure::{EMPTY_VALUES, Values};
+use cavesweep_core::generate::Generator;
+use cavesweep_core::measure::{EMPTY_VALUES, Values};
 
 /// What a chunk does beyond generating its caves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -282,7 +282,7 @@ fn run_together(
     let mut stopped = false;
     let mut current = 0;
     let mut current_mode = mode(run[0]);
-    let mut visit = |job: usize, cave: &mut crate::generate::Generated<'_>| {
+    let mut visit = |job: usize, cave: &mut cavesweep_core::generate::Generated<'_>| {
         if job != current {
             // Chunk `current` is complete: every cave of a job comes before the next job's.
             out.push(c.finish(run[current], current_mode));

@@ -9,14 +9,14 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use crate::generate::Generator;
-use crate::grid::Grid;
-use crate::kernel::Stepper;
-use crate::measure::{self, MeasureConfig, Measurer, MetricSet};
-use crate::oracle::ByteGrid;
-use crate::recipe::{Recipe, RecipeError};
-use crate::rng::cave_rng;
-use crate::simd::Simd;
+use cavesweep_core::generate::Generator;
+use cavesweep_core::grid::Grid;
+use cavesweep_core::kernel::Stepper;
+use cavesweep_core::measure::{self, MeasureConfig, Measurer, MetricSet};
+use cavesweep_core::oracle::ByteGrid;
+use cavesweep_core::recipe::{Recipe, RecipeError};
+use cavesweep_core::rng::cave_rng;
+use cavesweep_core::simd::Simd;
 
 /// Median, minimum and maximum of repeated measurements.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -68,7 +68,7 @@ const CHUNK: u64 = 64;
 /// Generate and measure the caves `base + i * CHUNK ..` through [`Generator::generate`] (the
 /// batched path sweeps use) until `budget` has passed; returns caves per second.
 fn caves_rate(g: &mut Generator, budget: Duration, base: u64) -> f64 {
-    let mut v = crate::measure::EMPTY_VALUES;
+    let mut v = cavesweep_core::measure::EMPTY_VALUES;
     rate(budget, |i| {
         let from = base + i * CHUNK;
         let _ = g
@@ -216,7 +216,7 @@ pub struct Stages {
     pub copy: Spread,
     pub post: Spread,
     /// Measuring as the pipeline does: a whole lane batch at once where the recipe allows
-    /// (see [`crate::generate`]), else cave by cave.
+    /// (see [`cavesweep_core::generate`]), else cave by cave.
     pub measure: Spread,
     /// Measuring one cave at a time ([`Measurer::measure`]), as the tail of a range and recipes
     /// that are not batched do.
@@ -287,7 +287,7 @@ pub fn stage_times(
         passes.push(us(t.passes, t.caves));
         copy.push(us(t.copy, t.caves));
         post.push(us(t.post, t.caves));
-        let mut v = crate::measure::EMPTY_VALUES;
+        let mut v = cavesweep_core::measure::EMPTY_VALUES;
         meas.push(pipeline_measure_us(&mut g, slice, base + (1 << 44)));
         meas1.push(
             1e6 / rate(slice, |i| {
@@ -315,7 +315,7 @@ pub fn stage_times(
 fn pipeline_measure_us(g: &mut Generator, budget: Duration, base: u64) -> f64 {
     let batch = g.batch_size() as u64;
     debug_assert_eq!(CHUNK % batch, 0, "whole batches per chunk");
-    let mut v = crate::measure::EMPTY_VALUES;
+    let mut v = cavesweep_core::measure::EMPTY_VALUES;
     let (mut spent, mut caves) = (Duration::ZERO, 0u64);
     let start = Instant::now();
     while start.elapsed() < budget {
@@ -363,7 +363,7 @@ pub fn paths_rates(
 /// The SIMD path in use and the CPU's features, for reports: e.g.
 /// `"avx512-vbmi2 (CPU: avx2 bmi2 avx512f ...)"`.
 pub fn simd_path() -> String {
-    let cpu = crate::simd::Cpu::get();
+    let cpu = cavesweep_core::simd::Cpu::get();
     format!("{} (CPU: {})", Simd::active(), cpu.features())
 }
 
@@ -382,7 +382,7 @@ mod tests {
     /// not for a unit test to assert).
     #[test]
     fn stages_and_paths_are_measured() {
-        let r = crate::presets::preset("chapter-strict").unwrap();
+        let r = cavesweep_core::presets::preset("chapter-strict").unwrap();
         let slice = Duration::from_millis(10);
         let s = stage_times(&r, MetricSet::ALL, Simd::SCALAR, 3, slice).unwrap();
         // chapter-strict has no post-steps, so that stage is not timed.
@@ -402,7 +402,7 @@ mod tests {
 
     #[test]
     fn bench_reports_what_it_ran() {
-        let r = crate::presets::preset("nethack-mines").unwrap();
+        let r = cavesweep_core::presets::preset("nethack-mines").unwrap();
         let b = bench_recipe(&r, MetricSet::ALL, 2, 1, Duration::from_millis(5)).unwrap();
         assert_eq!(
             (b.preset.as_str(), b.cells, b.threads),

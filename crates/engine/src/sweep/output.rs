@@ -15,8 +15,8 @@
 
 use super::Plan;
 use super::stats::{PointStats, Summary};
-use crate::measure::{Metric, MetricSet, Values};
-use crate::query::GateResult;
+use cavesweep_core::measure::{Metric, MetricSet, Values};
+use cavesweep_core::query::GateResult;
 
 /// Append a number: integers plainly, other finite values in shortest round-trip form,
 /// nothing for NaN.
@@ -366,7 +366,7 @@ mod tests {
     /// and the edges around it.
     #[test]
     fn the_fast_formatter_writes_what_ryu_writes() {
-        let mut rng = crate::rng::cave_rng(99);
+        let mut rng = cavesweep_core::rng::cave_rng(99);
         let check = |v: f64| {
             let mut o = Vec::new();
             push_num(&mut o, v);
@@ -406,7 +406,7 @@ mod tests {
     /// of every magnitude, integers, NaN and the longest forms.
     #[test]
     fn the_number_cache_writes_what_push_num_writes() {
-        let mut rng = crate::rng::cave_rng(7);
+        let mut rng = cavesweep_core::rng::cave_rng(7);
         let mut next = || rand_core::Rng::next_u64(&mut rng);
         let pool: Vec<f64> = (0..20_000)
             .map(|i| match i % 4 {

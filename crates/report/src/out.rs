@@ -16,7 +16,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use super::ReportError;
-use crate::io::{Folder, Kind};
+use cavesweep_engine::io::{Folder, Kind};
 
 /// The marker's name, inside the report folder.
 pub const MARKER: &str = ".cavesweep-report";

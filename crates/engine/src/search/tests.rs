@@ -4,7 +4,7 @@
 use std::sync::atomic::AtomicBool;
 
 use super::*;
-use crate::presets::preset;
+use cavesweep_core::presets::preset;
 
 #[derive(Default)]
 struct VecSink {
@@ -448,7 +448,7 @@ fn gathered_survivors_give_the_same_rows() {
 /// both orders.
 #[test]
 fn top_skips_only_caves_certainly_empty() {
-    for name in crate::presets::NAMES {
+    for name in cavesweep_core::presets::NAMES {
         let mut r = preset(name).unwrap();
         r.set_kv("rows=30").unwrap();
         r.set_kv("cols=50").unwrap();

@@ -23,8 +23,8 @@ use std::sync::OnceLock;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use crate::measure::{Metric, MetricSet, Values};
-use crate::query::GateResult;
+use cavesweep_core::measure::{Metric, MetricSet, Values};
+use cavesweep_core::query::GateResult;
 
 /// Fixed-point scale of fractions in the sums: 2^40, so a fraction is rounded by at most 2^-41
 /// and `Σq²` (each term <= 2^80) cannot overflow an i128 before 2^46 caves.
@@ -1152,11 +1152,11 @@ mod tests {
             let mut reused = PointStats::new(Shape { metrics: MetricSet::ALL, clauses: 0, named: 0, steps: 1 });
             for caves in &points {
                 for &(f, c, nan) in caves {
-                    let mut values = crate::measure::EMPTY_VALUES;
+                    let mut values = cavesweep_core::measure::EMPTY_VALUES;
                     for (i, v) in values.iter_mut().enumerate() {
                         *v = if nan && i % 3 == 0 { f64::NAN } else if i % 2 == 0 { f } else { c as f64 };
                     }
-                    let gate = crate::query::Gate::default().eval(&values);
+                    let gate = cavesweep_core::query::Gate::default().eval(&values);
                     a.record(&[f, 1.0 - f, f / 2.0], &values, gate);
                     b.record(&[f, 1.0 - f, f / 2.0], &values, gate);
                 }
@@ -1231,7 +1231,7 @@ mod tests {
                 steps: 2,
             };
             let record = |b: &mut PointBuilder, (f, c, w): (f64, u32, f64)| {
-                let mut v = crate::measure::EMPTY_VALUES;
+                let mut v = cavesweep_core::measure::EMPTY_VALUES;
                 v[Metric::FloorFraction.index()] = f;
                 v[Metric::Components.index()] = c as f64;
                 let failed = (c > 20) as u64;
@@ -1290,7 +1290,7 @@ mod tests {
             steps: 1,
         };
         let mut b = PointBuilder::new(shape);
-        let mut v = crate::measure::EMPTY_VALUES;
+        let mut v = cavesweep_core::measure::EMPTY_VALUES;
         for i in 0..10 {
             v[Metric::Boundary.index()] = i as f64;
             b.record(

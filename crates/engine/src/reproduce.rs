@@ -8,12 +8,12 @@
 
 use std::collections::VecDeque;
 
-use crate::generate::Generator;
-use crate::grid::Grid;
-use crate::measure::{Metric, MetricSet};
-use crate::presets::preset;
-use crate::recipe::RecipeError;
-use crate::rng::RngKind;
+use cavesweep_core::generate::Generator;
+use cavesweep_core::grid::Grid;
+use cavesweep_core::measure::{Metric, MetricSet};
+use cavesweep_core::presets::preset;
+use cavesweep_core::recipe::RecipeError;
+use cavesweep_core::rng::RngKind;
 
 /// Per-step statistics of the wall fraction over all seeds.
 #[derive(Debug, Clone, PartialEq)]

@@ -26,9 +26,9 @@ use std::fmt;
 use std::ops::Range;
 use std::str::FromStr;
 
-use crate::measure::MetricSet;
-use crate::query::Gate;
-use crate::recipe::{Recipe, RecipeError};
+use cavesweep_core::measure::MetricSet;
+use cavesweep_core::query::Gate;
+use cavesweep_core::recipe::{Recipe, RecipeError};
 use stats::Shape;
 use vary::{Vary, VaryError};
 
@@ -442,8 +442,8 @@ impl Plan {
                     .map_err(|e| bad(e.to_string()))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let qerr = |e: crate::query::QueryError| bad(e.to_string());
-        let mut args: Vec<crate::query::GateArg> = match s("gate")? {
+        let qerr = |e: cavesweep_core::query::QueryError| bad(e.to_string());
+        let mut args: Vec<cavesweep_core::query::GateArg> = match s("gate")? {
             "" => Vec::new(),
             g => vec![g.parse().map_err(qerr)?],
         };
@@ -452,7 +452,7 @@ impl Plan {
                 .as_array()
                 .ok_or_else(|| bad("\"gates\" is not a list".into()))?
             {
-                let g: crate::query::GateArg = g
+                let g: cavesweep_core::query::GateArg = g
                     .as_str()
                     .ok_or_else(|| bad("a named gate is not text".into()))?
                     .parse()
@@ -562,7 +562,7 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::presets::preset;
+    use cavesweep_core::presets::preset;
 
     fn spec(seeds: Range<u64>, varies: &[&str]) -> SweepSpec {
         SweepSpec {
@@ -603,7 +603,7 @@ mod tests {
     /// is the first, last or only axis, with floor and steps axes around it.
     #[test]
     fn fill_only_change_agrees_with_the_recipes() {
-        use crate::recipe::Fill;
+        use cavesweep_core::recipe::Fill;
         for varies in [
             &["fill=0.40:0.60:0.05", "steps=1..=3"][..],
             &["steps=1..=3", "fill=0.40:0.60:0.05"],

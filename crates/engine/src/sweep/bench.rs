@@ -24,10 +24,10 @@ use rayon::prelude::*;
 
 use super::{PerSeed, Plan, RunOptions, Shard, SweepError, SweepSpec};
 use crate::benchmark::Spread;
-use crate::generate::Generator;
-use crate::measure::{EMPTY_VALUES, MetricSet};
-use crate::presets::preset;
-use crate::query::Gate;
+use cavesweep_core::generate::Generator;
+use cavesweep_core::measure::{EMPTY_VALUES, MetricSet};
+use cavesweep_core::presets::preset;
+use cavesweep_core::query::Gate;
 
 /// One case's figures: caves per second of the case and of its reference, per repeat.
 #[derive(Debug, Clone)]

@@ -26,8 +26,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::{ChunkRecord, Match, Search, SearchError};
-use crate::measure::EMPTY_VALUES;
 use crate::store::{FileRecord, Identity, PointRecord, RangeSet, Store};
+use cavesweep_core::measure::EMPTY_VALUES;
 
 /// What a completed search wrote: its CSV's size and checksum, and what it held.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
