@@ -209,18 +209,7 @@ fn d05_fifos_never_block_a_sweep_a_report_or_a_search() {
     mkfifo(&d.join("rows.csv"));
     let o = run_limited(
         &d,
-        &[
-            "search",
-            "--preset",
-            "classic-4-5",
-            "--seeds",
-            "0..50",
-            "--where",
-            "components >= 1",
-            "--out",
-            "rows.csv",
-            "--force",
-        ],
+        &[common::SEARCH_OUT, &["rows.csv", "--force"]].concat(),
         limit,
     );
     refused(&o, "FIFO");

@@ -100,16 +100,7 @@ fn non_utf8_paths_are_not_a_panic() {
     no_crash(&o, "sweep --out bad\\xff");
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(d.join(bad).join("summary.csv").is_file());
-    let mut a = os(&[
-        "search",
-        "--preset",
-        "classic-4-5",
-        "--seeds",
-        "0..50",
-        "--where",
-        "components >= 1",
-        "--out",
-    ]);
+    let mut a = os(common::SEARCH_OUT);
     let csv = OsStr::from_bytes(b"x\xff.csv");
     a.push(csv);
     let o = common::wait_within(

@@ -7,6 +7,18 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
 
+/// A small search writing the file named next (the hostile tests' target): its `--out` last.
+pub const SEARCH_OUT: &[&str] = &[
+    "search",
+    "--preset",
+    "classic-4-5",
+    "--seeds",
+    "0..50",
+    "--where",
+    "components >= 1",
+    "--out",
+];
+
 pub fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_cavesweep"))
 }
