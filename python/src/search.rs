@@ -5,17 +5,16 @@
 //! `cavesweep search --out FILE.csv` is written as rows are found, and the finished chunks are
 //! checkpointed beside it exactly as the command line does (so either can resume the other).
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use cavesweep::measure::{Metric, MetricSet};
 use cavesweep::query::Expr;
+use cavesweep::search::output::{self, IfComplete, Opened, OutFile, OutputError};
 use cavesweep::search::{
-    Checkpoint, ChunkRecord, Match, Mode, Order, Outcome, PngSpec, Progress, Search, SearchError,
-    SearchSpec, Seeds, Sink, checkpoint, read_seeds,
+    ChunkRecord, Match, Mode, Order, Outcome, PngSpec, Progress, Search, SearchError, SearchSpec,
+    Seeds, Sink, read_seeds,
 };
 use cavesweep::sweep::parse_seeds;
 use numpy::PyArray1;
@@ -30,23 +29,20 @@ use crate::{generate, interrupt, one_line, recipe, value_error};
 struct Collect<'a> {
     search: &'a Search,
     rows: Vec<Match>,
-    file: Option<(BufWriter<File>, String)>,
+    file: Option<OutFile>,
     buf: Vec<u8>,
-    checkpoint: Option<Checkpoint>,
     progress: &'a [AtomicU64; 3],
 }
 
 impl Collect<'_> {
-    fn write(&mut self, bytes: &[u8]) -> Result<(), SearchError> {
-        let Some((f, what)) = &mut self.file else {
+    fn write(&mut self, bytes: &[u8], rows: u64) -> Result<(), SearchError> {
+        let Some(f) = &mut self.file else {
             return Ok(());
         };
-        f.write_all(bytes)
-            .and_then(|()| f.flush())
-            .map_err(|source| SearchError::Io {
-                what: format!("cannot write {what}"),
-                source,
-            })
+        f.write(bytes, rows).map_err(|source| SearchError::Io {
+            what: format!("cannot write {}", f.path().display()),
+            source,
+        })
     }
 }
 
@@ -59,7 +55,7 @@ impl Sink for Collect<'_> {
             for m in rows {
                 self.search.row(m, &mut buf);
             }
-            let r = self.write(&buf);
+            let r = self.write(&buf, rows.len() as u64);
             self.buf = buf;
             r?;
         }
@@ -67,8 +63,8 @@ impl Sink for Collect<'_> {
     }
 
     fn chunk(&mut self, record: &ChunkRecord) -> Result<(), SearchError> {
-        match &mut self.checkpoint {
-            Some(c) => c.record(record),
+        match &mut self.file {
+            Some(f) => f.record(record),
             None => Ok(()),
         }
     }
@@ -125,49 +121,15 @@ fn file_error(e: impl std::fmt::Display) -> PyErr {
     PyRuntimeError::new_err(one_line(&e.to_string()))
 }
 
-/// The `--out` file: refused as the command line refuses it, else its checkpoint opened (which
-/// takes the lock, so a second search writing the same file is refused before the file is
-/// touched) and the CSV created, to be rewritten whole.
-fn open_out(
-    search: &Search,
-    path: &Path,
-    command: &str,
-    force: bool,
-) -> PyResult<(Checkpoint, Vec<ChunkRecord>, BufWriter<File>)> {
-    if path.as_os_str().is_empty() {
-        return Err(value_error("out= is empty: give a file name"));
+/// An output-file error in Python's words: a bad `out=` is a ValueError, a file or checkpoint
+/// that cannot be used a RuntimeError.
+fn out_error(e: OutputError) -> PyErr {
+    match e {
+        OutputError::Exists { .. } => file_error(format!("{e}: pass force=True to replace it")),
+        OutputError::Empty | OutputError::IsFolder(_) => value_error(format!("out={e}")),
+        OutputError::Checkpoint(e @ SearchError::Png(_)) => search_error(e),
+        e => file_error(e),
     }
-    let dir = checkpoint::dir_for(path);
-    if !force && std::fs::symlink_metadata(path).is_ok() && !dir.exists() {
-        return Err(file_error(format!(
-            "{} exists and holds no search to resume ({} is missing): pass force=True to replace it",
-            path.display(),
-            dir.display()
-        )));
-    }
-    if path.is_dir() {
-        return Err(value_error(format!(
-            "out={} is a folder; give a file name",
-            path.display()
-        )));
-    }
-    let parent = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    if !parent.is_dir() {
-        return Err(file_error(format!(
-            "cannot create {}: the folder {} does not exist",
-            path.display(),
-            parent.display()
-        )));
-    }
-    let (c, prior) = Checkpoint::open(search, &dir, command, force).map_err(file_error)?;
-    // In place (the checkpoint makes it resumable), never through a link, never a FIFO.
-    let f = cavesweep::io::Folder::of_file(path)
-        .and_then(|(dir, name)| dir.create_in_place(name))
-        .map_err(|e| file_error(format!("cannot create {}: {e}", path.display())))?;
-    Ok((c, prior, BufWriter::new(f)))
 }
 
 /// The matches as numpy columns, as `pandas.read_csv` reads the command line's CSV: `seed` as
@@ -312,52 +274,54 @@ fn _search<'py>(
         cmd.flag("--chunk", &n.to_string());
     }
     let command = cmd.finish();
-    let (ck, prior, file) = match &out {
+    // A completed search is searched again (the rows are wanted here), its bytes rewritten.
+    let (file, prior) = match &out {
         Some(path) => {
-            let (c, p, f) = open_out(&search, path, &command, force)?;
-            (Some(c), p, Some((f, path.display().to_string())))
+            let opened = output::open(
+                &search,
+                path,
+                &command,
+                force,
+                IfComplete::SearchAgain,
+                threads,
+            )
+            .map_err(out_error)?;
+            let Opened::Open(mut f) = opened else {
+                unreachable!("IfComplete::SearchAgain always opens the file")
+            };
+            let prior = f.take_prior();
+            (Some(*f), prior)
         }
-        None => (None, Vec::new(), None),
+        None => {
+            search.create_png_dir().map_err(file_error)?;
+            (None, Vec::new())
+        }
     };
-    // Only once out= is accepted: a refused search leaves no folder behind.
-    if let Some(dir) = &png_dir {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| file_error(format!("--png-dir: cannot create {}: {e}", dir.display())))?;
-    }
     let resumed = prior.len();
     let stop = AtomicBool::new(false);
     let counts = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
     let rows = Mutex::new(Vec::new());
-    let work = || -> Result<(cavesweep::search::Report, Option<Checkpoint>), PyErr> {
+    let work = || -> Result<(cavesweep::search::Report, Option<OutFile>), PyErr> {
         let mut sink = Collect {
             search: &search,
             rows: Vec::new(),
             file,
             buf: Vec::new(),
-            checkpoint: ck,
             progress: &counts,
         };
         let header = search.header();
         let result = sink
-            .write(&header)
+            .write(&header, 0)
             .and_then(|()| search.run(threads, &stop, &prior, &mut sink));
         // Whatever happened, keep the chunks that finished.
-        let mut ck = sink.checkpoint.take();
-        let saved = ck.as_mut().map_or(Ok(()), Checkpoint::save);
+        let saved = sink.file.as_mut().map_or(Ok(()), OutFile::save);
         *rows.lock().unwrap() = std::mem::take(&mut sink.rows);
         let report = result.map_err(|e| match e {
             SearchError::Io { .. } => file_error(e),
             e => search_error(e),
         })?;
         saved.map_err(file_error)?;
-        if let Some((f, what)) = sink.file.take() {
-            // Flushed per batch; made durable before saying it is complete.
-            f.into_inner()
-                .map_err(|e| e.into_error())
-                .and_then(|f| f.sync_all())
-                .map_err(|e| file_error(format!("cannot write {what}: {e}")))?;
-        }
-        Ok((report, ck))
+        Ok((report, sink.file.take()))
     };
     let mut shown = None;
     let mut tick = |_py: Python<'_>| -> PyResult<()> {
@@ -375,14 +339,12 @@ fn _search<'py>(
         }
         Ok(())
     };
-    let (report, ck) = interrupt::run(py, &stop, work, &mut tick)??;
+    let (report, file) = interrupt::run(py, &stop, work, &mut tick)??;
     tick(py)?;
     match report.outcome {
         Outcome::Complete => {
-            if let (Some(c), Some(path)) = (ck, &out) {
-                let written = checkpoint::Completed::of_file(path)
-                    .map_err(|e| file_error(format!("cannot read {}: {e}", path.display())))?;
-                c.finish(written).map_err(file_error)?;
+            if let Some(f) = file {
+                f.finish().map_err(out_error)?;
             }
         }
         Outcome::Interrupted => {

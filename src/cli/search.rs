@@ -3,21 +3,19 @@
 //! as such and left alone), progress bar, Ctrl-C (once: stop after the chunks in flight; twice:
 //! at once), the final report line.
 
-use std::fs::File;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, TryLockError};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use cavesweep::io::Folder;
 use cavesweep::measure::{Metric, MetricSet};
 use cavesweep::query::Expr;
-use cavesweep::search::checkpoint::Completed;
+use cavesweep::search::output::{self, IfComplete, Opened, OutFile, OutputError};
 use cavesweep::search::{
-    Checkpoint, ChunkRecord, Match, Mode, Order, Outcome, PngSpec, Progress, Search, SearchError,
-    SearchSpec, Seeds, Sink, checkpoint, read_seeds,
+    ChunkRecord, Match, Mode, Order, Outcome, PngSpec, Progress, Search, SearchError, SearchSpec,
+    Seeds, Sink, read_seeds,
 };
 use cavesweep::sweep::parse_seeds;
 use clap::Args;
@@ -79,35 +77,33 @@ pub struct SearchArgs {
     explain: bool,
 }
 
-/// The CSV rows: to a file or stdout, flushed after every batch so a reader tailing the file
-/// sees matches appear.
+/// Where the CSV rows go: the `--out` file (with its checkpoint) or stdout.
+enum Dest<'a> {
+    File(Box<OutFile>),
+    Stdout(std::io::StdoutLock<'a>),
+}
+
+/// The CSV rows, flushed after every batch so a reader tailing the file sees matches appear.
 struct CsvSink<'a> {
     search: &'a Search,
-    out: Box<dyn Write + 'a>,
+    dest: Dest<'a>,
     what: String,
     buf: Vec<u8>,
     bar: Option<ProgressBar>,
     /// The write error, kept whole so a closed pipe can end the program quietly.
     io_error: Option<std::io::Error>,
-    /// Where finished chunks are recorded (with `--out`).
-    checkpoint: Option<Checkpoint>,
     /// Held while bytes are written: a second Ctrl-C takes it before exiting, so the file ends
     /// with a whole row.
     writing: Arc<Mutex<()>>,
-    /// What was written: bytes, their CRC-32, data rows (the completion mark of the checkpoint).
-    size: u64,
-    crc: crc32fast::Hasher,
-    rows: u64,
 }
 
 impl CsvSink<'_> {
-    fn write(&mut self, bytes: &[u8]) -> Result<(), SearchError> {
+    fn write(&mut self, bytes: &[u8], rows: u64) -> Result<(), SearchError> {
         let _writing = self.writing.lock().unwrap_or_else(|p| p.into_inner());
-        let r = self.out.write_all(bytes).and_then(|()| self.out.flush());
-        if r.is_ok() {
-            self.size += bytes.len() as u64;
-            self.crc.update(bytes);
-        }
+        let r = match &mut self.dest {
+            Dest::File(f) => f.write(bytes, rows),
+            Dest::Stdout(out) => out.write_all(bytes).and_then(|()| out.flush()),
+        };
         r.map_err(|e| {
             let err = SearchError::Io {
                 what: format!("cannot write {}", self.what),
@@ -126,16 +122,15 @@ impl Sink for CsvSink<'_> {
         for m in rows {
             self.search.row(m, &mut buf);
         }
-        let r = self.write(&buf);
+        let r = self.write(&buf, rows.len() as u64);
         self.buf = buf;
-        self.rows += rows.len() as u64;
         r
     }
 
     fn chunk(&mut self, record: &ChunkRecord) -> Result<(), SearchError> {
-        match &mut self.checkpoint {
-            Some(c) => c.record(record),
-            None => Ok(()),
+        match &mut self.dest {
+            Dest::File(f) => f.record(record),
+            Dest::Stdout(_) => Ok(()),
         }
     }
 
@@ -222,95 +217,69 @@ pub fn main(a: SearchArgs) -> Result<()> {
         writeln!(std::io::stdout(), "{}", search.explain())?;
         return Ok(());
     }
-    // With --out: the checkpoint first (it takes the lock, so a second search writing the
-    // same file is refused before the file is touched), then the CSV, rewritten whole.
-    let mut ck: Option<Checkpoint> = None;
-    let mut prior: Vec<ChunkRecord> = Vec::new();
-    let mut synced: Option<File> = None;
-    let (out, what): (Box<dyn Write>, String) = match &a.out {
+    let (dest, mut prior, what) = match &a.out {
         Some(path) => {
-            let dir = checkpoint::dir_for(path);
-            if !a.force && std::fs::symlink_metadata(path).is_ok() && !dir.exists() {
-                bail!(
-                    "{} exists and holds no search of cavesweep to resume or verify ({} is missing): pass --force to replace it",
-                    path.display(),
-                    dir.display()
-                );
-            }
-            if path.is_dir() {
-                bail!("--out {} is a folder; give a file name", path.display());
-            }
-            // The checkpoint folder is created beside the file: never create missing parents.
-            let parent = path
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            if !parent.is_dir() {
-                bail!(
-                    "cannot create {}: {} {}",
-                    path.display(),
-                    parent.display(),
-                    if parent.exists() {
-                        "is not a folder"
-                    } else {
-                        "does not exist"
-                    }
-                );
-            }
-            let (mut c, p) = Checkpoint::open(&search, &dir, &recorded_command(), a.force)?;
-            make_png_dir(&a)?;
-            if let Some(done) = c.completed() {
-                if already_complete(&search, path, &done, threads)? {
+            let opened = output::open(
+                &search,
+                path,
+                &recorded_command(),
+                a.force,
+                IfComplete::Verify,
+                threads,
+            )
+            .map_err(out_error)?;
+            let mut f = match opened {
+                Opened::Complete { rows } => {
+                    say!(
+                        "already complete: {rows} rows, {} verified against what the search wrote (nothing searched; --force searches again)",
+                        path.display()
+                    );
                     return Ok(());
                 }
+                Opened::Open(f) => f,
+            };
+            if f.repaired() {
                 say!(
                     "cavesweep: repaired: {} did not match what the completed search wrote (missing or changed): searching again",
                     path.display()
                 );
-                c.restart()?;
             }
-            ck = Some(c);
-            prior = p;
-            // In place (the checkpoint makes it resumable), never through a link, never a FIFO.
-            let f = Folder::of_file(path)
-                .and_then(|(dir, name)| dir.create_in_place(name))
-                .with_context(|| format!("cannot create {}", path.display()))?;
-            synced = Some(f.try_clone()?);
-            (
-                Box::new(std::io::BufWriter::new(f)),
-                path.display().to_string(),
-            )
+            let prior = f.take_prior();
+            (Dest::File(f), prior, path.display().to_string())
         }
         None => {
-            make_png_dir(&a)?;
-            (Box::new(std::io::stdout().lock()), "stdout".into())
+            search.create_png_dir()?;
+            (
+                Dest::Stdout(std::io::stdout().lock()),
+                Vec::new(),
+                "stdout".into(),
+            )
         }
     };
     let writing = Arc::new(Mutex::new(()));
     let stop = stop_on_signals(writing.clone());
     let mut sink = CsvSink {
         search: &search,
-        out,
+        dest,
         what,
         buf: Vec::new(),
         bar: None,
         io_error: None,
-        checkpoint: ck,
         writing,
-        size: 0,
-        crc: crc32fast::Hasher::new(),
-        rows: 0,
     };
     let header = search.header();
     let result = sink
-        .write(&header)
+        .write(&header, 0)
         .and_then(|()| search.run(threads, &stop, &prior, &mut sink));
+    prior.clear();
     if let Some(pb) = sink.bar.take() {
         pb.finish_and_clear();
     }
     // Whatever happened, keep the chunks that finished.
-    let mut ck = sink.checkpoint.take();
-    let saved = ck.as_mut().map_or(Ok(()), Checkpoint::save);
+    let saved = match &mut sink.dest {
+        Dest::File(f) => f.save(),
+        Dest::Stdout(_) => Ok(()),
+    };
     if stop.load(Ordering::SeqCst) {
         // Tests stop here (`search-stopping:pause`) to check that a second Ctrl-C exits at once.
         cavesweep::failpoint::kill("search-stopping");
@@ -328,28 +297,22 @@ pub fn main(a: SearchArgs) -> Result<()> {
             return Err(e.into());
         }
     };
-    let written = Completed {
-        size: sink.size,
-        crc32: sink.crc.clone().finalize(),
-        rows: sink.rows,
+    let out = match sink.dest {
+        Dest::File(f) => Some(f),
+        Dest::Stdout(_) => None,
     };
-    if let Some(path) = &a.out {
-        // Everything was flushed per batch; make it durable before saying so.
-        drop(sink);
-        if let Some(f) = &synced {
-            f.sync_all()
-                .with_context(|| format!("cannot write {}", path.display()))?;
-        }
-    }
-    let resumed = match &ck {
-        Some(c) if c.resumed() != (0, 0) => {
-            let (n, bad) = c.resumed();
+    let resumed = match &out {
+        Some(f) if f.resumed() != (0, 0) => {
+            let (n, bad) = f.resumed();
             let bad = if bad > 0 {
                 format!(", {bad} chunks redone: records lost or damaged")
             } else {
                 String::new()
             };
-            format!(" (resumed: {n} chunks from {}{bad})", c.dir().display())
+            format!(
+                " (resumed: {n} chunks from {}{bad})",
+                f.checkpoint_dir().display()
+            )
         }
         _ => String::new(),
     };
@@ -361,8 +324,8 @@ pub fn main(a: SearchArgs) -> Result<()> {
         .map_or("stdout".to_string(), |p| p.display().to_string());
     match report.outcome {
         Outcome::Complete => {
-            if let Some(c) = ck {
-                c.finish(written)?;
+            if let Some(f) = out {
+                f.finish().map_err(out_error)?;
             }
             say!(
                 "searched {} seeds in {secs:.2} s ({rate} seeds/s on {}){resumed}: {} rows -> {dest}",
@@ -373,10 +336,10 @@ pub fn main(a: SearchArgs) -> Result<()> {
             Ok(())
         }
         Outcome::Interrupted => {
-            let again = match &ck {
-                Some(c) => format!(
+            let again = match &out {
+                Some(f) => format!(
                     "; rerun the same command to resume (checkpoint: {})",
-                    c.dir().display()
+                    f.checkpoint_dir().display()
                 ),
                 None => String::new(),
             };
@@ -387,6 +350,15 @@ pub fn main(a: SearchArgs) -> Result<()> {
             );
             std::process::exit(130);
         }
+    }
+}
+
+/// An output-file error in the command line's words.
+fn out_error(e: OutputError) -> anyhow::Error {
+    match e {
+        OutputError::Exists { .. } => anyhow::anyhow!("{e}: pass --force to replace it"),
+        OutputError::Empty | OutputError::IsFolder(_) => anyhow::anyhow!("--out {e}"),
+        e => e.into(),
     }
 }
 
@@ -418,45 +390,6 @@ fn stop_on_signals(writing: Arc<Mutex<()>>) -> Arc<AtomicBool> {
         std::process::exit(130);
     });
     stop
-}
-
-/// A rerun of a search that completed: if its CSV is still what it wrote, say so (making any
-/// PNG `--png-dir` lacks) and return true; the file is not touched.
-/// Create `--png-dir` once everything that can refuse the search has been checked, so a refused
-/// search leaves no folder behind.
-fn make_png_dir(a: &SearchArgs) -> Result<()> {
-    if let Some(dir) = &a.png_dir {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("--png-dir: cannot create {}", dir.display()))?;
-    }
-    Ok(())
-}
-
-fn already_complete(
-    search: &Search,
-    path: &Path,
-    done: &Completed,
-    threads: usize,
-) -> Result<bool> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let intact = cavesweep::store::files::matches(dir, &name, &done.file())
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    if !intact {
-        return Ok(false);
-    }
-    if search.spec().png.is_some() && done.rows > 0 {
-        search.missing_pngs(&read_seeds(path)?, threads)?;
-    }
-    say!(
-        "already complete: {} rows, {} verified against what the search wrote (nothing searched; --force searches again)",
-        done.rows,
-        path.display()
-    );
-    Ok(true)
 }
 
 /// The command recorded in a checkpoint: the flags that decide the rows (not --threads, --out,

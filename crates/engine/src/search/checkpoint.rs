@@ -39,33 +39,7 @@ pub struct Completed {
 }
 
 impl Completed {
-    /// The record of a finished CSV read back from disk (size, CRC-32, data rows = lines after
-    /// the header), for writers that did not count as they wrote (the Python package).
-    pub fn of_file(path: &Path) -> std::io::Result<Completed> {
-        use std::io::Read;
-        let (dir, name) = crate::io::Folder::of_file(path)?;
-        let mut f = dir
-            .open_read(name)?
-            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
-        let (mut size, mut lines) = (0u64, 0u64);
-        let mut crc = crc32fast::Hasher::new();
-        let mut buf = vec![0u8; 1 << 16];
-        loop {
-            let n = f.read(&mut buf)?;
-            if n == 0 {
-                break;
-            }
-            size += n as u64;
-            crc.update(&buf[..n]);
-            lines += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
-        }
-        Ok(Completed {
-            size,
-            crc32: crc.finalize(),
-            rows: lines.saturating_sub(1),
-        })
-    }
-
+    /// As a store file record (size and CRC-32).
     pub fn file(&self) -> FileRecord {
         FileRecord {
             size: self.size,
@@ -92,10 +66,6 @@ fn describe(fp: &serde_json::Value) -> String {
         get("seeds"),
         get("mode")
     )
-}
-
-fn store_err(e: impl std::fmt::Display) -> SearchError {
-    SearchError::Spec(e.to_string())
 }
 
 /// An open checkpoint folder (locked: one search writes it at a time).
@@ -139,12 +109,12 @@ impl Checkpoint {
         // The folder's name is derived from --out, not given by the user: never reached
         // through a link someone put there.
         if std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
-            return Err(store_err(format!(
+            return Err(SearchError::Spec(format!(
                 "{} is a symbolic link, where the search keeps its checkpoint; cavesweep does not follow links it did not create: move it away",
                 dir.display()
             )));
         }
-        let store = Store::open(dir, &id, force).map_err(store_err)?;
+        let store = Store::open(dir, &id, force)?;
         let (n_chunks, _) = search.chunks();
         let mut ck = Checkpoint {
             store,
@@ -159,12 +129,11 @@ impl Checkpoint {
             repaired: 0,
             completed: None,
         };
-        if ck.store.meta("complete").map_err(store_err)?.as_deref() == Some("1") {
+        if ck.store.meta("complete")?.as_deref() == Some("1") {
             // A completion mark that cannot be read is no mark: search again.
             ck.completed = ck
                 .store
-                .meta("csv")
-                .map_err(store_err)?
+                .meta("csv")?
                 .and_then(|j| serde_json::from_str(&j).ok());
             if ck.completed.is_none() {
                 ck.restart()?;
@@ -183,11 +152,11 @@ impl Checkpoint {
 
     /// Forget a completed search (its CSV is gone or changed): the next run searches again.
     pub fn restart(&mut self) -> Result<(), SearchError> {
-        let b = self.store.begin().map_err(store_err)?;
-        b.clear_records().map_err(store_err)?;
-        b.set_meta("complete", "0").map_err(store_err)?;
-        b.set_meta("csv", "").map_err(store_err)?;
-        b.commit().map_err(store_err)?;
+        let b = self.store.begin()?;
+        b.clear_records()?;
+        b.set_meta("complete", "0")?;
+        b.set_meta("csv", "")?;
+        b.commit()?;
         self.completed = None;
         self.done = RangeSet::new();
         (self.examined, self.found) = (0, 0);
@@ -197,7 +166,7 @@ impl Checkpoint {
 
     /// Read the records back, verified.
     fn load(&mut self, search: &Search) -> Result<Vec<ChunkRecord>, SearchError> {
-        let Some(rec) = self.store.point(0).map_err(store_err)? else {
+        let Some(rec) = self.store.point(0)? else {
             return Ok(Vec::new());
         };
         let (passed, done) = match rec
@@ -323,9 +292,9 @@ impl Checkpoint {
     }
 
     fn clear(&mut self) -> Result<(), SearchError> {
-        let b = self.store.begin().map_err(store_err)?;
-        b.clear_records().map_err(store_err)?;
-        b.commit().map_err(store_err)
+        let b = self.store.begin()?;
+        b.clear_records()?;
+        Ok(b.commit()?)
     }
 
     /// Chunks read back from an earlier run, and chunks whose records were damaged (rerun).
@@ -374,12 +343,12 @@ impl Checkpoint {
             done: done.ranges().to_vec(),
             stats: Vec::new(),
         };
-        let b = self.store.begin().map_err(store_err)?;
+        let b = self.store.begin()?;
         for (id, n, data) in &encoded {
-            b.put_rows(*id, *n, data).map_err(store_err)?;
+            b.put_rows(*id, *n, data)?;
         }
-        b.put_point(&rec).map_err(store_err)?;
-        b.commit().map_err(store_err)?;
+        b.put_point(&rec)?;
+        b.commit()?;
         self.done = done;
         self.examined = examined;
         self.found = found;
@@ -391,11 +360,11 @@ impl Checkpoint {
     /// the records; after, it finds the search complete.
     pub fn finish(mut self, csv: Completed) -> Result<(), SearchError> {
         let mark = serde_json::to_string(&csv).expect("serialises");
-        let b = self.store.begin().map_err(store_err)?;
-        b.clear_records().map_err(store_err)?;
-        b.set_meta("csv", &mark).map_err(store_err)?;
-        b.set_meta("complete", "1").map_err(store_err)?;
-        b.commit().map_err(store_err)?;
-        self.store.drop_rows().map_err(store_err)
+        let b = self.store.begin()?;
+        b.clear_records()?;
+        b.set_meta("csv", &mark)?;
+        b.set_meta("complete", "1")?;
+        b.commit()?;
+        Ok(self.store.drop_rows()?)
     }
 }

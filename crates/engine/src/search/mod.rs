@@ -23,6 +23,7 @@
 pub mod calibrate;
 pub mod checkpoint;
 mod gather;
+pub mod output;
 
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::{BTreeMap, BinaryHeap};
@@ -960,6 +961,19 @@ impl Search {
             rows: c.rows,
             elapsed: start.elapsed(),
         })
+    }
+
+    /// Create the folder of the match PNGs (and its parents), if there is one. Done once
+    /// everything that can refuse the search has been checked, so a refused search leaves no
+    /// folder behind.
+    pub fn create_png_dir(&self) -> Result<(), SearchError> {
+        match &self.spec.png {
+            Some(png) => std::fs::create_dir_all(&png.dir).map_err(|source| SearchError::Io {
+                what: format!("cannot create the PNG folder {}", png.dir.display()),
+                source,
+            }),
+            None => Ok(()),
+        }
     }
 
     /// With `--png-dir`: the PNGs of `seeds` (rows an earlier run returned) that are missing

@@ -29,47 +29,86 @@ pub fn is_temp_of(file: &str, name: &str) -> bool {
         .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
 }
 
-/// A final file being written: bytes go to a temporary sibling (through
-/// [`crate::io::Folder::create_file`], so a link or anything but a regular file at `NAME` is
-/// refused, never written through), counted and checksummed on the way; [`Output::finish`] makes it durable and
-/// renames it into place. Dropped unfinished (an error on the way), the temporary is removed and
-/// `NAME` is untouched.
-pub struct Output {
-    name: String,
-    file: FolderFile,
+/// A writer that counts the bytes written through it and their CRC-32, so a file's
+/// [`FileRecord`] is known the moment its last byte is written, without reading it back. The
+/// one place a written file's size and checksum are computed: final files ([`Output`]) and a
+/// search's CSV ([`crate::search::output`]) both write through it.
+pub struct Counted<W> {
+    inner: W,
     size: u64,
     crc: crc32fast::Hasher,
+}
+
+impl<W: Write> Counted<W> {
+    pub fn new(inner: W) -> Counted<W> {
+        Counted {
+            inner,
+            size: 0,
+            crc: crc32fast::Hasher::new(),
+        }
+    }
+
+    /// What has been written so far.
+    pub fn record(&self) -> FileRecord {
+        FileRecord {
+            size: self.size,
+            crc32: self.crc.clone().finalize(),
+        }
+    }
+
+    /// The writer inside.
+    pub fn get_ref(&self) -> &W {
+        &self.inner
+    }
+
+    pub fn into_inner(self) -> W {
+        self.inner
+    }
+}
+
+impl<W: Write> Write for Counted<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.size += n as u64;
+        self.crc.update(&buf[..n]);
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// A final file being written: bytes go to a temporary sibling (through
+/// [`crate::io::Folder::create_file`], so a link or anything but a regular file at `NAME` is
+/// refused, never written through), counted and checksummed on the way; [`Output::finish`]
+/// makes it durable and renames it into place. Dropped unfinished (an error on the way), the
+/// temporary is removed and `NAME` is untouched.
+pub struct Output {
+    name: String,
+    file: Counted<FolderFile>,
 }
 
 impl Output {
     pub fn create(dir: &Path, name: &str) -> io::Result<Output> {
         Ok(Output {
             name: name.to_string(),
-            file: Folder::open(dir)?.create_file(name)?,
-            size: 0,
-            crc: crc32fast::Hasher::new(),
+            file: Counted::new(Folder::open(dir)?.create_file(name)?),
         })
     }
 
     /// Flush, fsync, rename into place (and fsync the folder). Failpoint `write:NAME` (before
     /// the rename, after the content is written).
     pub fn finish(self) -> io::Result<FileRecord> {
-        let record = FileRecord {
-            size: self.size,
-            crc32: self.crc.finalize(),
-        };
+        let record = self.file.record();
         failpoint::io(&format!("write:{}", self.name))?;
-        self.file.commit()?;
+        self.file.into_inner().commit()?;
         Ok(record)
     }
 }
 
 impl Write for Output {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.file.write(buf)?;
-        self.size += n as u64;
-        self.crc.update(&buf[..n]);
-        Ok(n)
+        self.file.write(buf)
     }
     fn flush(&mut self) -> io::Result<()> {
         self.file.flush()

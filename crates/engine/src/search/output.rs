@@ -1,0 +1,260 @@
+//! The file a search writes (`search --out FILE.csv`, `cavesweep.search(out=...)`) and its
+//! checkpoint, as one protocol for every caller:
+//!
+//! 1. refuse what is not ours: an existing file with no checkpoint beside it (unless forced),
+//!    a folder, a missing or non-folder parent (the checkpoint goes beside the file: missing
+//!    parents are never created);
+//! 2. open the checkpoint [`Checkpoint::open`] (it takes the lock, so a second search writing
+//!    the same file is refused before the file is touched);
+//! 3. a search that completed earlier: verify the file against its completion mark (size and
+//!    CRC-32) and, if intact, make the PNGs the folder lacks and stop ([`Opened::Complete`]);
+//!    if the file is gone or changed, search again ([`Opened::Open`] with `repaired`);
+//! 4. create the CSV in place (never through a link, never a FIFO) and write it through a
+//!    [`Counted`] writer, flushed per batch, so its size and CRC are known as it is written;
+//!    only then is the PNG folder created (a refused search leaves none behind);
+//! 5. [`OutFile::finish`]: fsync, then the completion mark.
+//!
+//! The CLI and Python differ only in how they word the errors ([`OutputError`] is typed so each
+//! adds its own flag names) and in what they do with the rows.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use super::checkpoint::{self, Checkpoint, Completed};
+use super::{ChunkRecord, Search, SearchError, read_seeds};
+use crate::io::Folder;
+use crate::store::files::{self, Counted};
+
+/// Why a search's output file cannot be opened or finished. The messages name no flag: the
+/// caller adds its own (`--out`/`--force`, `out=`/`force=True`).
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    /// The output path is empty.
+    #[error("the output file name is empty: give a file name")]
+    Empty,
+    /// A file is there and no checkpoint beside it says a search of ours wrote it. Forcing
+    /// replaces it.
+    #[error(
+        "{} exists and holds no search of cavesweep to resume or verify ({} is missing)",
+        path.display(),
+        checkpoint.display()
+    )]
+    Exists { path: PathBuf, checkpoint: PathBuf },
+    /// The output path is a folder.
+    #[error("{} is a folder; give a file name", .0.display())]
+    IsFolder(PathBuf),
+    /// The folder the file would go in is missing (`missing`) or is not a folder.
+    #[error(
+        "cannot create {}: {} {}",
+        path.display(),
+        parent.display(),
+        if *missing { "does not exist" } else { "is not a folder" }
+    )]
+    Parent {
+        path: PathBuf,
+        parent: PathBuf,
+        missing: bool,
+    },
+    /// Reading, creating, writing or syncing the file failed.
+    #[error("cannot {what} {}: {source}", path.display())]
+    File {
+        what: &'static str,
+        path: PathBuf,
+        source: io::Error,
+    },
+    /// The checkpoint (locked by another search, another search's, unwritable), or the PNGs.
+    #[error(transparent)]
+    Checkpoint(#[from] SearchError),
+}
+
+/// What to do when the checkpoint says the search already completed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IfComplete {
+    /// Verify the file against the completion mark and leave it alone if intact (the command
+    /// line: rerunning a finished command is instant).
+    Verify,
+    /// Search again, rewriting the same bytes (a caller that needs the rows in memory).
+    SearchAgain,
+}
+
+/// The result of [`open`].
+pub enum Opened {
+    /// The search had completed and its file is intact (and the PNGs it lacked were made):
+    /// nothing to do. `rows`: its data rows.
+    Complete { rows: u64 },
+    /// Ready to run: pass [`OutFile::take_prior`] to [`Search::run`].
+    Open(Box<OutFile>),
+}
+
+/// An output file being written, with its checkpoint.
+pub struct OutFile {
+    path: PathBuf,
+    checkpoint: Checkpoint,
+    prior: Vec<ChunkRecord>,
+    file: Counted<BufWriter<File>>,
+    rows: u64,
+    repaired: bool,
+}
+
+/// Steps 1-4 of the protocol (see the module docs) for `search` writing `path`. `command`:
+/// the canonical command recorded in the checkpoint. `force`: replace a file or a checkpoint
+/// that is not this search's. `threads`: for PNGs a completed search lacks.
+pub fn open(
+    search: &Search,
+    path: &Path,
+    command: &str,
+    force: bool,
+    if_complete: IfComplete,
+    threads: usize,
+) -> Result<Opened, OutputError> {
+    if path.as_os_str().is_empty() {
+        return Err(OutputError::Empty);
+    }
+    if path.is_dir() {
+        return Err(OutputError::IsFolder(path.to_path_buf()));
+    }
+    let dir = checkpoint::dir_for(path);
+    if !force && std::fs::symlink_metadata(path).is_ok() && !dir.exists() {
+        return Err(OutputError::Exists {
+            path: path.to_path_buf(),
+            checkpoint: dir,
+        });
+    }
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !parent.is_dir() {
+        return Err(OutputError::Parent {
+            path: path.to_path_buf(),
+            parent: parent.to_path_buf(),
+            missing: !parent.exists(),
+        });
+    }
+    let (mut checkpoint, prior) = Checkpoint::open(search, &dir, command, force)?;
+    let mut repaired = false;
+    if let Some(done) = checkpoint.completed() {
+        if if_complete == IfComplete::Verify && intact(search, path, &done, threads)? {
+            return Ok(Opened::Complete { rows: done.rows });
+        }
+        repaired = if_complete == IfComplete::Verify;
+        checkpoint.restart()?;
+    }
+    let file = Folder::of_file(path)
+        .and_then(|(dir, name)| dir.create_in_place(name))
+        .map_err(|source| OutputError::File {
+            what: "create",
+            path: path.to_path_buf(),
+            source,
+        })?;
+    // Last: a search refused for any reason above leaves no PNG folder behind.
+    search.create_png_dir()?;
+    Ok(Opened::Open(Box::new(OutFile {
+        path: path.to_path_buf(),
+        checkpoint,
+        prior,
+        file: Counted::new(BufWriter::new(file)),
+        rows: 0,
+        repaired,
+    })))
+}
+
+/// Whether the file a completed search wrote is still what it wrote (making the PNGs its rows
+/// lack if so).
+fn intact(
+    search: &Search,
+    path: &Path,
+    done: &Completed,
+    threads: usize,
+) -> Result<bool, OutputError> {
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let intact =
+        files::matches(parent, &name, &done.file()).map_err(|source| OutputError::File {
+            what: "read",
+            path: path.to_path_buf(),
+            source,
+        })?;
+    if intact {
+        search.create_png_dir()?;
+        if search.spec().png.is_some() && done.rows > 0 {
+            search.missing_pngs(&read_seeds(path)?, threads)?;
+        }
+    }
+    Ok(intact)
+}
+
+impl OutFile {
+    /// The finished chunks of an earlier run, for [`Search::run`]'s `prior` (once).
+    pub fn take_prior(&mut self) -> Vec<ChunkRecord> {
+        std::mem::take(&mut self.prior)
+    }
+
+    /// The completed search's file was gone or changed, so it is searched again.
+    pub fn repaired(&self) -> bool {
+        self.repaired
+    }
+
+    /// Chunks read back from an earlier run, and chunks whose records were damaged (rerun).
+    pub fn resumed(&self) -> (u64, u64) {
+        self.checkpoint.resumed()
+    }
+
+    /// The checkpoint folder.
+    pub fn checkpoint_dir(&self) -> &Path {
+        self.checkpoint.dir()
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Write `bytes` (the header, or the rows of a batch holding `rows` matches) and flush, so
+    /// a reader tailing the file sees them.
+    pub fn write(&mut self, bytes: &[u8], rows: u64) -> io::Result<()> {
+        self.file.write_all(bytes)?;
+        self.file.flush()?;
+        self.rows += rows;
+        Ok(())
+    }
+
+    /// A chunk finished: record it in the checkpoint.
+    pub fn record(&mut self, r: &ChunkRecord) -> Result<(), SearchError> {
+        self.checkpoint.record(r)
+    }
+
+    /// Commit every finished chunk (whatever happened to the run: the chunks that finished
+    /// are kept).
+    pub fn save(&mut self) -> Result<(), SearchError> {
+        self.checkpoint.save()
+    }
+
+    /// The search completed: make the file durable, then replace the checkpoint's records by
+    /// the completion mark (killed in between, the rerun rewrites the file from the records).
+    pub fn finish(self) -> Result<(), OutputError> {
+        let record = self.file.record();
+        let file = self
+            .file
+            .into_inner()
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .and_then(|f| f.sync_all().map(|()| f))
+            .map_err(|source| OutputError::File {
+                what: "write",
+                path: self.path.clone(),
+                source,
+            })?;
+        drop(file);
+        self.checkpoint.finish(Completed {
+            size: record.size,
+            crc32: record.crc32,
+            rows: self.rows,
+        })?;
+        Ok(())
+    }
+}
