@@ -523,7 +523,10 @@ fn bad_input_gives_one_line_errors() {
     with(&["--set", "fill=2"], "fill");
     with(&["--out", "/nonexistent/dir/x.csv"], "cannot create");
     // A folder is named as one, with or without --force (not "holds no search").
-    with(&["--out", d.to_str().unwrap()], "is a folder; give a file name");
+    with(
+        &["--out", d.to_str().unwrap()],
+        "is a folder; give a file name",
+    );
     let exists = d.join("exists.csv");
     fs::write(&exists, "keep me\n").unwrap();
     with(&["--out", exists.to_str().unwrap()], "--force");
