@@ -118,7 +118,7 @@ fn _sweep<'py>(
         recipe, overrides, &vary, seeds, &gate, metrics, per_seed, chunk,
     )?;
     let shard = match shard {
-        Some(s) => s.parse::<Shard>().map_err(sweep_error)?,
+        Some(s) => s.parse::<Shard>().map_err(|e| sweep_error(e.into()))?,
         None => Shard::WHOLE,
     };
     let threads = match threads {

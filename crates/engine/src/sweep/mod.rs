@@ -45,10 +45,8 @@ pub enum SweepError {
         "--seeds {0:?}: expected A..B (half-open: 0..200 is 200 seeds) or A..=B, with A < B <= 18446744073709551615"
     )]
     Seeds(String),
-    #[error(
-        "--shard {0:?}: expected K/N with 1 <= K <= N, a list of K like 3,7,11/16 or 1-4/16, auto or auto/N"
-    )]
-    Shard(String),
+    #[error(transparent)]
+    Shard(#[from] shard::ShardError),
     #[error("--per-seed {0:?}: expected all, kept or none")]
     PerSeed(String),
     #[error(
@@ -168,9 +166,9 @@ impl Shard {
 }
 
 impl FromStr for Shard {
-    type Err = SweepError;
-    fn from_str(s: &str) -> Result<Shard, SweepError> {
-        let err = || SweepError::Shard(s.into());
+    type Err = shard::ShardError;
+    fn from_str(s: &str) -> Result<Shard, shard::ShardError> {
+        let err = || shard::ShardError::Syntax(s.into());
         let (k, n) = s.split_once('/').ok_or_else(err)?;
         let k: u32 = k.trim().parse().map_err(|_| err())?;
         let n: u32 = n.trim().parse().map_err(|_| err())?;

@@ -22,7 +22,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use super::{Shard, SweepError};
+use super::Shard;
 
 /// The Slurm variables `auto` reads, in the order they are named in errors.
 pub const SLURM_VARS: [&str; 5] = [
@@ -37,15 +37,107 @@ pub const K8S_VAR: &str = "JOB_COMPLETION_INDEX";
 /// The placeholder in `--out` replaced by each shard's number K.
 pub const PLACEHOLDER: &str = "{shard}";
 
-/// Why the shards to run could not be worked out. One line.
+/// Why the shards to run could not be worked out. One line each; the data is kept so a caller
+/// can act on the case, not only print it.
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct ShardError(pub String);
-
-impl From<ShardError> for SweepError {
-    fn from(e: ShardError) -> SweepError {
-        SweepError::Store(e.0)
-    }
+pub enum ShardError {
+    /// `--shard` text that is not K/N, a list, `auto` or `auto/N`.
+    #[error(
+        "--shard {0:?}: expected K/N with 1 <= K <= N, a list of K like 3,7,11/16 or 1-4/16, auto or auto/N"
+    )]
+    Syntax(String),
+    /// A list names a shard twice.
+    #[error("--shard {0}: a shard is named twice")]
+    Twice(String),
+    /// `JOB_COMPLETION_INDEX` is not a whole number.
+    #[error("--shard auto: {K8S_VAR}={0:?} is not a task index (a whole number from 0)")]
+    K8sIndex(String),
+    /// No scheduler variable is set; `in_slurm_job`: in a Slurm job that is not an array.
+    #[error(
+        "--shard auto: no scheduler task found{}: none of {}, {K8S_VAR} is set; run it as a Slurm array task or a Kubernetes Indexed Job, or give --shard K/N",
+        if *in_slurm_job { " (this Slurm job is not an array: submit it with sbatch --array=...)" } else { "" },
+        SLURM_VARS.join(", ")
+    )]
+    NoTask { in_slurm_job: bool },
+    /// `SLURM_ARRAY_TASK_ID` is set but these others are not.
+    #[error(
+        "--shard auto: SLURM_ARRAY_TASK_ID is set but {} {} not (Slurm sets them all for an array task; is this Slurm older than 15.08?); give --shard K/N",
+        .0.join(", "),
+        if .0.len() > 1 { "are" } else { "is" }
+    )]
+    SlurmMissing(Vec<&'static str>),
+    /// A Slurm variable that is not a whole number.
+    #[error("--shard auto: {name}={text:?} is not a whole number")]
+    SlurmNumber { name: &'static str, text: String },
+    /// The task id is outside the array's range.
+    #[error(
+        "--shard auto: SLURM_ARRAY_TASK_ID={id} is outside the array's range {min}-{max} (SLURM_ARRAY_TASK_MIN, _MAX): not a task of this array; give --shard K/N"
+    )]
+    OutsideArray { id: u64, min: u64, max: u64 },
+    /// The array is an irregular list, so its tasks have no numbering 1..count.
+    #[error(
+        "--shard auto: this Slurm array (task {id}, min {min}, max {max}, step {step}, count {count}) is not a range with a step, so its tasks cannot be numbered 1..{count}; submit the whole array as --array=A-B or --array=A-B:S (finished shards only verify their files when rerun), or give --shard K/N"
+    )]
+    IrregularArray {
+        id: u64,
+        min: u64,
+        max: u64,
+        step: u64,
+        count: u64,
+    },
+    /// The scheduler does not tell the task count and `auto/N` did not give it.
+    #[error(
+        "--shard auto: a {scheduler} does not say how many tasks it has; give --shard auto/N with N its completion count"
+    )]
+    CountUnknown { scheduler: &'static str },
+    /// More tasks than a sweep can have shards.
+    #[error("--shard auto: {0} tasks is more shards than a sweep can have")]
+    TooManyTasks(u64),
+    /// More tasks than shards: some tasks would idle.
+    #[error(
+        "--shard auto/{n}: the {scheduler} has {count} tasks but the sweep only {n} shards, so some tasks would have nothing to do; use at most {n} tasks or --shard auto/{count}"
+    )]
+    MoreTasksThanShards {
+        n: u32,
+        count: u64,
+        scheduler: &'static str,
+    },
+    /// The task index is past the last task.
+    #[error("--shard auto/{n}: task index {index} is past the last of {count} tasks")]
+    PastLastTask { n: u32, index: u64, count: u64 },
+    /// More shards than chunks. `how`: the way to cut finer, as a clause.
+    #[error(
+        "--shard: {n} shards, but this sweep has only {chunks} chunk{s} ({chunk} seeds each), so some shards would have nothing to do; use at most {chunks} shard{s}{how}",
+        s = if *chunks == 1 { "" } else { "s" }
+    )]
+    MoreShardsThanChunks {
+        n: u64,
+        chunks: u64,
+        chunk: u64,
+        how: String,
+    },
+    /// An output path with the placeholder that is not UTF-8.
+    #[error("--out {0}: a path with {PLACEHOLDER} must be valid UTF-8")]
+    OutNotUtf8(String),
+    /// The placeholder without `--shard`.
+    #[error(
+        "--out {0} contains {PLACEHOLDER} but no --shard was given; {PLACEHOLDER} names the folder of each shard of a split run"
+    )]
+    PlaceholderWithoutShard(String),
+    /// Several shards (or `auto`) need the placeholder in the output path.
+    #[error(
+        "--shard {arg}{}; put {PLACEHOLDER} in --out (replaced by the shard number K), e.g. {example}",
+        match runs {
+            None => ": every task of an array needs its own folder".to_string(),
+            Some(n) => format!(" runs {n} shards, each in its own folder"),
+        }
+    )]
+    NeedsPlaceholder {
+        arg: String,
+        /// Shards this process runs (`None`: chosen by `auto`).
+        runs: Option<u64>,
+        example: String,
+    },
 }
 
 /// `--shard` as given.
@@ -58,9 +150,9 @@ pub enum ShardArg {
 }
 
 impl FromStr for ShardArg {
-    type Err = SweepError;
-    fn from_str(s: &str) -> Result<ShardArg, SweepError> {
-        let err = || SweepError::Shard(s.into());
+    type Err = ShardError;
+    fn from_str(s: &str) -> Result<ShardArg, ShardError> {
+        let err = || ShardError::Syntax(s.into());
         let (ks, n) = match s.split_once('/') {
             Some((ks, n)) => (ks.trim(), Some(n.trim())),
             None => (s.trim(), None),
@@ -73,7 +165,7 @@ impl FromStr for ShardArg {
             return Ok(ShardArg::Auto { n });
         }
         let n = n.ok_or_else(err)?;
-        let k = |t: &str| -> Result<u32, SweepError> {
+        let k = |t: &str| -> Result<u32, ShardError> {
             t.trim()
                 .parse()
                 .ok()
@@ -94,9 +186,7 @@ impl FromStr for ShardArg {
         let mut sorted = ranges.clone();
         sorted.sort_unstable();
         if sorted.windows(2).any(|w| w[1].0 <= w[0].1) {
-            return Err(SweepError::Store(format!(
-                "--shard {s}: a shard is named twice"
-            )));
+            return Err(ShardError::Twice(s.to_string()));
         }
         Ok(ShardArg::List { ranges, n })
     }
@@ -144,31 +234,23 @@ pub struct Task {
 impl Task {
     /// The task this process is, from the scheduler's variables (`var` looks one up).
     pub fn from_env(var: &dyn Fn(&str) -> Option<String>) -> Result<Task, ShardError> {
-        let looked_for = || format!("{}, {K8S_VAR}", SLURM_VARS.join(", "));
         if var(SLURM_VARS[0]).is_some() {
             return slurm_task(var);
         }
         if let Some(i) = var(K8S_VAR) {
-            let index = i.trim().parse().map_err(|_| {
-                ShardError(format!(
-                    "--shard auto: {K8S_VAR}={i:?} is not a task index (a whole number from 0)"
-                ))
-            })?;
+            let index = i
+                .trim()
+                .parse()
+                .map_err(|_| ShardError::K8sIndex(i.clone()))?;
             return Ok(Task {
                 index,
                 count: None,
                 scheduler: "Kubernetes Indexed Job",
             });
         }
-        let hint = if var("SLURM_JOB_ID").is_some() {
-            " (this Slurm job is not an array: submit it with sbatch --array=...)"
-        } else {
-            ""
-        };
-        Err(ShardError(format!(
-            "--shard auto: no scheduler task found{hint}: none of {} is set; run it as a Slurm array task or a Kubernetes Indexed Job, or give --shard K/N",
-            looked_for()
-        )))
+        Err(ShardError::NoTask {
+            in_slurm_job: var("SLURM_JOB_ID").is_some(),
+        })
     }
 }
 
@@ -181,26 +263,19 @@ fn slurm_task(var: &dyn Fn(&str) -> Option<String>) -> Result<Task, ShardError> 
         .filter(|v| var(v).is_none())
         .collect();
     if !missing.is_empty() {
-        return Err(ShardError(format!(
-            "--shard auto: SLURM_ARRAY_TASK_ID is set but {} {} not (Slurm sets them all for an array task; is this Slurm older than 15.08?); give --shard K/N",
-            missing.join(", "),
-            if missing.len() > 1 { "are" } else { "is" }
-        )));
+        return Err(ShardError::SlurmMissing(missing));
     }
     let mut v = [0u64; 5];
     for (slot, name) in v.iter_mut().zip(SLURM_VARS) {
         let text = var(name).unwrap_or_default();
-        *slot = text.trim().parse().map_err(|_| {
-            ShardError(format!(
-                "--shard auto: {name}={text:?} is not a whole number"
-            ))
+        *slot = text.trim().parse().map_err(|_| ShardError::SlurmNumber {
+            name,
+            text: text.clone(),
         })?;
     }
     let [id, min, max, step, count] = v;
     if id < min || id > max {
-        return Err(ShardError(format!(
-            "--shard auto: SLURM_ARRAY_TASK_ID={id} is outside the array's range {min}-{max} (SLURM_ARRAY_TASK_MIN, _MAX): not a task of this array; give --shard K/N"
-        )));
+        return Err(ShardError::OutsideArray { id, min, max });
     }
     let regular = step >= 1
         && min <= id
@@ -209,9 +284,13 @@ fn slurm_task(var: &dyn Fn(&str) -> Option<String>) -> Result<Task, ShardError> 
         && (max - min) / step + 1 == count
         && (max - min) % step == 0;
     if !regular {
-        return Err(ShardError(format!(
-            "--shard auto: this Slurm array (task {id}, min {min}, max {max}, step {step}, count {count}) is not a range with a step, so its tasks cannot be numbered 1..{count}; submit the whole array as --array=A-B or --array=A-B:S (finished shards only verify their files when rerun), or give --shard K/N"
-        )));
+        return Err(ShardError::IrregularArray {
+            id,
+            min,
+            max,
+            step,
+            count,
+        });
     }
     Ok(Task {
         index: (id - min) / step,
@@ -268,31 +347,28 @@ impl Shards {
             (Some(c), _) => c,
             (None, Some(n)) => n as u64,
             (None, None) => {
-                return Err(ShardError(format!(
-                    "--shard auto: a {} does not say how many tasks it has; give --shard auto/N with N its completion count",
-                    task.scheduler
-                )));
+                return Err(ShardError::CountUnknown {
+                    scheduler: task.scheduler,
+                });
             }
         };
         let n = match n {
             Some(n) => n,
-            None => u32::try_from(count).map_err(|_| {
-                ShardError(format!(
-                    "--shard auto: {count} tasks is more shards than a sweep can have"
-                ))
-            })?,
+            None => u32::try_from(count).map_err(|_| ShardError::TooManyTasks(count))?,
         };
         if count > n as u64 {
-            return Err(ShardError(format!(
-                "--shard auto/{n}: the {} has {count} tasks but the sweep only {n} shards, so some tasks would have nothing to do; use at most {n} tasks or --shard auto/{count}",
-                task.scheduler
-            )));
+            return Err(ShardError::MoreTasksThanShards {
+                n,
+                count,
+                scheduler: task.scheduler,
+            });
         }
         if task.index >= count {
-            return Err(ShardError(format!(
-                "--shard auto/{n}: task index {} is past the last of {count} tasks",
-                task.index
-            )));
+            return Err(ShardError::PastLastTask {
+                n,
+                index: task.index,
+                count,
+            });
         }
         let first = task.index as u32 + 1;
         let stride = count as u32;
@@ -347,11 +423,12 @@ impl Shards {
         } else {
             format!(", or --chunk {max} (or less) to cut it finer")
         };
-        Err(ShardError(format!(
-            "--shard: {n} shards, but this sweep has only {chunks} chunk{s} ({c} seeds each), so some shards would have nothing to do; use at most {chunks} shard{s}{how}",
-            s = if chunks == 1 { "" } else { "s" },
-            c = plan.chunk,
-        )))
+        Err(ShardError::MoreShardsThanChunks {
+            n,
+            chunks,
+            chunk: plan.chunk,
+            how,
+        })
     }
 
     /// The output folder of `shard`: `out` with `{shard}` replaced by K. Call
@@ -372,27 +449,24 @@ impl Shards {
         let text = out.to_string_lossy();
         let has = text.contains(PLACEHOLDER);
         if has && out.to_str().is_none() {
-            return Err(ShardError(format!(
-                "--out {text}: a path with {PLACEHOLDER} must be valid UTF-8"
-            )));
+            return Err(ShardError::OutNotUtf8(text.to_string()));
         }
         let example = || {
             let parent = text.trim_end_matches('/');
             format!("--out {parent}/shard-{PLACEHOLDER}")
         };
         match given {
-            None if has => Err(ShardError(format!(
-                "--out {text} contains {PLACEHOLDER} but no --shard was given; {PLACEHOLDER} names the folder of each shard of a split run"
-            ))),
-            Some(arg) if !has && self.auto => Err(ShardError(format!(
-                "--shard {arg}: every task of an array needs its own folder; put {PLACEHOLDER} in --out (replaced by the shard number K), e.g. {}",
-                example()
-            ))),
-            Some(arg) if !has && self.len() > 1 => Err(ShardError(format!(
-                "--shard {arg} runs {} shards, each in its own folder; put {PLACEHOLDER} in --out (replaced by the shard number K), e.g. {}",
-                self.len(),
-                example()
-            ))),
+            None if has => Err(ShardError::PlaceholderWithoutShard(text.to_string())),
+            Some(arg) if !has && self.auto => Err(ShardError::NeedsPlaceholder {
+                arg: arg.to_string(),
+                runs: None,
+                example: example(),
+            }),
+            Some(arg) if !has && self.len() > 1 => Err(ShardError::NeedsPlaceholder {
+                arg: arg.to_string(),
+                runs: Some(self.len()),
+                example: example(),
+            }),
             _ => Ok(()),
         }
     }
@@ -463,7 +537,7 @@ mod tests {
     }
 
     fn ks(arg: &str, var: &dyn Fn(&str) -> Option<String>) -> Result<Vec<(u32, u32)>, String> {
-        let arg: ShardArg = arg.parse().map_err(|e: SweepError| e.to_string())?;
+        let arg: ShardArg = arg.parse().map_err(|e: ShardError| e.to_string())?;
         let s = Shards::resolve(&arg, var).map_err(|e| e.to_string())?;
         Ok(s.iter().map(|s| (s.k, s.n)).collect())
     }
@@ -614,7 +688,10 @@ mod tests {
             ]
         );
         let plain = Path::new("runs/a");
-        let e = list.check_out(plain, Some(&arg("3,7/16"))).unwrap_err().0;
+        let e = list
+            .check_out(plain, Some(&arg("3,7/16")))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("runs/a/shard-{shard}"), "{e}");
         let one = Shards::resolve(&arg("3/16"), &none).unwrap();
         one.check_out(plain, Some(&arg("3/16"))).unwrap();
