@@ -18,7 +18,7 @@
 //! carry-save over four rows with one popcount per four in the others (AVX2's `vpshufb` nibble
 //! table costs 8 ops a vector; see `WallCount` below).
 
-use super::lanes::{Lane, full_add, hsum3_parts};
+use super::adders::{Lane, full_add, hsum3_parts};
 use super::sync::RuleEval;
 use crate::grid::Grid;
 use crate::rule::Outside;

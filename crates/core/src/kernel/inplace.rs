@@ -165,26 +165,7 @@ fn row_major<I: Isa>(g: &mut Grid, birth: u16, survive: u16, outside: Outside) {
     }
 }
 
-/// Full adder on bit planes: (sum, carry).
-#[inline(always)]
-fn fa<V: Lane>(a: V, b: V, c: V) -> (V, V) {
-    let t = a ^ b;
-    (t ^ c, (a & b) | (t & c))
-}
-
-/// `f(n)` for every bit position, where `n = s0 + 2 s1 + 4 s2` and bit `k` of `table` is `f(k)`.
-/// A mux tree over constant leaves; folds to a few ops when `table` is a compile-time constant.
-#[inline(always)]
-fn table8<V: Lane>(table: u16, s0: V, s1: V, s2: V) -> V {
-    let m = |k: u32| V::splat(0u64.wrapping_sub(((table >> k) & 1) as u64));
-    let l0 = m(0) ^ ((m(0) ^ m(1)) & s0);
-    let l1 = m(2) ^ ((m(2) ^ m(3)) & s0);
-    let l2 = m(4) ^ ((m(4) ^ m(5)) & s0);
-    let l3 = m(6) ^ ((m(6) ^ m(7)) & s0);
-    let u0 = l0 ^ ((l0 ^ l1) & s1);
-    let u1 = l2 ^ ((l2 ^ l3) & s1);
-    u0 ^ ((u0 ^ u1) & s2)
-}
+use super::adders::{full_add as fa, table_mux8 as table8};
 
 /// Solve `new[j] = p[j] ^ (t[j] & new[j-1])` for the 64 bits of a word, `new[-1] = cin` (0/1).
 ///

@@ -23,15 +23,15 @@ macro_rules! with_rule {
             (0x008, 0x1ff) => $f::<$($g,)* _>($($arg,)* $crate::kernel::sync::ConstRule::<0x008, 0x1ff>), // B3/S012345678
             (0x1c0, 0x1ff) => $f::<$($g,)* _>($($arg,)* $crate::kernel::sync::ConstRule::<0x1c0, 0x1ff>), // B678/S012345678
             (0x1e1, 0x1e1) => $f::<$($g,)* _>($($arg,)* $crate::kernel::sync::ConstRule::<0x1e1, 0x1e1>), // B05678/S05678
-            (b, s) => $f::<$($g,)* _>($($arg,)* $crate::kernel::sync::DynRule($crate::kernel::lanes::SumTable::new(b, s))),
+            (b, s) => $f::<$($g,)* _>($($arg,)* $crate::kernel::sync::DynRule($crate::kernel::adders::SumTable::new(b, s))),
         }
     };
 }
 
+pub mod adders;
 pub mod batch;
 pub mod inplace;
 pub mod inplace_lanes;
-pub mod lanes;
 mod narrow;
 pub mod sync;
 pub mod tworadius;

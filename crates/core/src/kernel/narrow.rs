@@ -51,27 +51,15 @@ pub(crate) fn step(
     })
 }
 
-/// Full adder on bit planes: (sum, carry).
-#[inline(always)]
-fn fa(a: u64, b: u64, c: u64) -> (u64, u64) {
-    let t = a ^ b;
-    (t ^ c, (a & b) | (t & c))
-}
+use super::adders::{full_add as fa, mux, table_mux8};
 
 /// `f(n)` per bit for a neighbour count `n = n0 + 2 n1 + 4 n2`, or `n = 8` where `n8` is set
 /// (then `n0 = n1 = n2 = 0`); bit `k` of `table` is `f(k)`. A mux tree over constant leaves,
 /// folded to a few ops when `table` is a compile-time constant.
 #[inline(always)]
 fn table9(table: u16, n0: u64, n1: u64, n2: u64, n8: u64) -> u64 {
-    let m = |k: u32| 0u64.wrapping_sub(((table >> k) & 1) as u64);
-    let l0 = m(0) ^ ((m(0) ^ m(1)) & n0);
-    let l1 = m(2) ^ ((m(2) ^ m(3)) & n0);
-    let l2 = m(4) ^ ((m(4) ^ m(5)) & n0);
-    let l3 = m(6) ^ ((m(6) ^ m(7)) & n0);
-    let u0 = l0 ^ ((l0 ^ l1) & n1);
-    let u1 = l2 ^ ((l2 ^ l3) & n1);
-    let v = u0 ^ ((u0 ^ u1) & n2);
-    v ^ ((v ^ m(8)) & n8)
+    let at8 = 0u64.wrapping_sub((table >> 8 & 1) as u64);
+    mux(n8, table_mux8(table, n0, n1, n2), at8)
 }
 
 /// The new word of the cells `c` from the rows above (`a`) and below (`b`), each with its

@@ -35,7 +35,7 @@
 //! the widest vectors whatever the row width; the fill writes those lanes directly, so nothing
 //! is interleaved on the way in.
 
-use super::lanes::{
+use super::adders::{
     Lane, SumTable, apply_count8_rows, apply_table, apply_table_rows, hsum3_parts, vsum3,
 };
 use crate::grid::Grid;
@@ -50,7 +50,7 @@ pub trait RuleEval: Copy {
 
     /// Next state from one row's [`hsum3_parts`] above, here and below: the three 2-bit row
     /// sums go straight into the rule ([`apply_table_rows`]: 6 `vpternlogq` for a threshold
-    /// such as `count8 >= 5`, see [`eval_rows`](super::lanes::eval_rows)).
+    /// such as `count8 >= 5`, see [`eval_rows`](super::adders::eval_rows)).
     #[inline(always)]
     fn next<V: Lane>(&self, above: &[V; 4], here: &[V; 4], below: &[V; 4], centre: V) -> V {
         let t = self.table();

@@ -107,12 +107,7 @@ fn prepare_two_rings(g: &mut Grid, outside: Outside) {
     }
 }
 
-/// Full adder on bit planes: (sum, carry).
-#[inline(always)]
-fn fa<V: Lane>(a: V, b: V, c: V) -> (V, V) {
-    let t = a ^ b;
-    (t ^ c, (a & b) | (t & c))
-}
+use super::adders::full_add as fa;
 
 /// Bitwise `R >= t` for an `N`-bit number `R` given as bit planes (LSB first): the carry out of
 /// `R + (2^N - t)`. Constant-folds to a few ops when `t` is a compile-time constant.

@@ -1,9 +1,41 @@
-//! Bit-lane arithmetic shared by the step kernels: the carry-save adders that turn neighbour
-//! words into count bit-planes, and the rule evaluator that maps planes to next states, all
-//! generic over the [`Lane`] vector type (one word per lane, 1 to 8 lanes; see [`crate::simd`]).
+//! The carry-save adders and rule evaluators of every step kernel, on one screen: neighbour
+//! words into count bit-planes, planes into next states, all generic over the [`Lane`] vector
+//! type (one word per lane, 1 to 8 lanes; see [`crate::simd`]; `u64` is the one-word lane).
 //!
 //! Everything here is `#[inline(always)]` so a kernel monomorphised for one rule compiles to a
 //! straight line of AND/OR/XOR/ANDNOT with no calls, in whichever SIMD clone inlines it.
+//!
+//! Operations per word (one lane), before constant folding; "3-in" is with three-input logic
+//! (`vpternlogq`, AVX-512), where any function of three planes is one op:
+//!
+//! ```text
+//! primitive                  planes in -> out                         ops    3-in
+//! mux(sel, a, b)             3 -> 1   sel ? b : a                       3       1
+//! full_add(a, b, c)          3 -> 2   sum, carry                        5       2
+//! hsum3_parts(l, c, r)       3 words -> (s0, s1), (x, a)               10       4
+//!                                     4 shifts, 2 ORs, a full adder (3-in: 2 vpshldq, VBMI2)
+//! vsum3                      3 x 2 -> 4   binary sum 0..=9             14       -
+//! vsum3_redundant            3 x 2 -> 4   r0 + 2(t + k0) + 4 k1        10       4
+//! eval_rows (s >= 5)         3 x 2 -> 1   threshold without the sum    13       6
+//! eval_redundant             4 -> 1   a 10-entry table, 2 halves      <= 9  3 (const)
+//! table_mux8                 3 -> 1   an 8-entry table, 7 muxes        21       7
+//! eval_side                  4 -> 1   a 10-entry table, 9 muxes        27       9
+//! ```
+//!
+//! Per output word, the kernels add these up as follows (rule tables known at run time unless
+//! said; each kernel's own header has the detail):
+//!
+//! ```text
+//! sync / batch (Moore, ConstRule)  hsum3_parts 10 (once per row, shared by 3 output rows)
+//!                                  + eval_rows 13 (6 3-in) + mask, border: ~20, see sync.rs
+//! sync / batch (Moore, DynRule)    10 + vsum3 14 + 2 eval_side 54 + mux 3: ~81
+//! narrow (<= 128 wide)             6 shifts/ORs x 3 rows 18 + 4 full adders 20 + 2 half
+//!                                  adders 4 + 2 x (table_mux8 + the n = 8 mux) 48 + blend 3: ~93
+//! inplace (Gauss-Seidel)           5 shifted words 15 + 4 full adders 20 + 4 table_mux8 84
+//!                                  + 2 blends 6 + p ^ q and the carry chain 12: ~137
+//! tworadius (RogueBasin)           the 5x5 column sums by full adders, then two comparisons
+//!                                  with a constant (`ge`), see tworadius.rs
+//! ```
 
 pub use crate::simd::Lane;
 
@@ -91,7 +123,9 @@ pub fn eval_rows<V: Lane>(table: u16, a: (V, V), b: (V, V), c: (V, V)) -> V {
     eval_redundant(table, &vsum3_redundant(a, b, c))
 }
 
-/// [`apply_count8`] on three row sums ([`eval_rows`]).
+/// Next state from three row sums ([`eval_rows`]) for a rule that ignores the centre
+/// (`birth == survive`) and sums only the 8 neighbours; bit `k` of `table` is the next state at
+/// count `k` (0..=8).
 #[inline(always)]
 pub fn apply_count8_rows<V: Lane>(table: u16, a: (V, V), b: (V, V), c: (V, V)) -> V {
     eval_rows((table & 0x1ff) | ((table >> 8 & 1) << 9), a, b, c)
@@ -196,15 +230,16 @@ fn redundant_half<V: Lane>(table: u16, r0: V, t: V, k0: V) -> V {
     }
 }
 
-/// [`apply_count8`] on the redundant planes of the count8 sum.
-#[inline(always)]
-pub fn apply_count8_redundant<V: Lane>(table: u16, r: &[V; 4]) -> V {
+/// [`apply_count8_rows`] on the redundant planes of the count8 sum (tests: [`eval_rows`] takes
+/// this form for tables that are not thresholds).
+#[cfg(test)]
+fn apply_count8_redundant<V: Lane>(table: u16, r: &[V; 4]) -> V {
     eval_redundant((table & 0x1ff) | ((table >> 8 & 1) << 9), r)
 }
 
-/// [`apply_table`] on the redundant planes of the sum9 sum.
-#[inline(always)]
-pub fn apply_table_redundant<V: Lane>(t: SumTable, centre: V, r: &[V; 4]) -> V {
+/// [`apply_table`] on the redundant planes of the sum9 sum (tests, as above).
+#[cfg(test)]
+fn apply_table_redundant<V: Lane>(t: SumTable, centre: V, r: &[V; 4]) -> V {
     if t.floor == t.wall {
         return eval_redundant(t.floor, r);
     }
@@ -237,33 +272,32 @@ impl SumTable {
     }
 }
 
-/// Evaluate one side of the table (a 10-entry truth table) on the sum planes: a mux tree of 9
-/// muxes, most of which constant-fold when the table is a compile-time constant.
+/// Bit `s` of `table` as a lane mask: all ones or all zeros (no branch, for runtime tables).
 #[inline(always)]
-fn eval_side<V: Lane>(table: u16, p: &[V; 4]) -> V {
-    let leaf = |s: u32| {
-        if table >> s & 1 == 1 {
-            V::ONES
-        } else {
-            V::ZERO
-        }
-    };
-    let m01 = mux(p[0], leaf(0), leaf(1));
-    let m23 = mux(p[0], leaf(2), leaf(3));
-    let m45 = mux(p[0], leaf(4), leaf(5));
-    let m67 = mux(p[0], leaf(6), leaf(7));
-    let m89 = mux(p[0], leaf(8), leaf(9));
-    let m03 = mux(p[1], m01, m23);
-    let m47 = mux(p[1], m45, m67);
-    let m07 = mux(p[2], m03, m47);
-    mux(p[3], m07, m89)
+fn leaf<V: Lane>(table: u16, s: u32) -> V {
+    V::splat(0u64.wrapping_sub((table >> s & 1) as u64))
 }
 
-/// Next state from count8 planes (walls among the 8 neighbours, 0..8) for a rule that ignores
-/// the centre (`birth == survive`); bit `k` of `table` is the next state at count `k`.
+/// `f(n)` per bit for a count `n = s0 + 2 s1 + 4 s2` (0..=7), where bit `k` of `table` is
+/// `f(k)`: a mux tree of 7 muxes over constant leaves, most of which fold away when the table
+/// is a compile-time constant. The in-place and narrow kernels evaluate their rules with it.
 #[inline(always)]
-pub fn apply_count8<V: Lane>(table: u16, p: &[V; 4]) -> V {
-    eval_side((table & 0x1ff) | ((table >> 8 & 1) << 9), p)
+pub fn table_mux8<V: Lane>(table: u16, s0: V, s1: V, s2: V) -> V {
+    let m01 = mux(s0, leaf(table, 0), leaf(table, 1));
+    let m23 = mux(s0, leaf(table, 2), leaf(table, 3));
+    let m45 = mux(s0, leaf(table, 4), leaf(table, 5));
+    let m67 = mux(s0, leaf(table, 6), leaf(table, 7));
+    let m03 = mux(s1, m01, m23);
+    let m47 = mux(s1, m45, m67);
+    mux(s2, m03, m47)
+}
+
+/// Evaluate one side of the table (a 10-entry truth table) on the binary sum planes: the
+/// 8-entry tree and the 8/9 pair, 9 muxes.
+#[inline(always)]
+fn eval_side<V: Lane>(table: u16, p: &[V; 4]) -> V {
+    let m89 = mux(p[0], leaf(table, 8), leaf(table, 9));
+    mux(p[3], table_mux8(table, p[0], p[1], p[2]), m89)
 }
 
 /// Next state from the centre word and the sum planes.
