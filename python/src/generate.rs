@@ -23,7 +23,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyRange};
 use rayon::prelude::*;
 
-use crate::{arrays, interrupt, recipe, value_error};
+use crate::{arrays, interrupt, recipe, value_error, value_msg};
 
 thread_local! {
     /// The last recipe's generator on this thread (its buffers are reused call after call).
@@ -260,7 +260,7 @@ fn generate_many<'py>(
     };
     interrupt::run(py, &stop, work, |_| Ok(()))?;
     if let Some(e) = error.into_inner().unwrap() {
-        return Err(value_error(e));
+        return Err(value_msg(e));
     }
     drop(written);
     let grids = out.cloned().unwrap_or_else(|| grids.into_any());

@@ -24,9 +24,30 @@ mod recipe;
 mod search;
 mod sweep;
 
-/// A library error as Python's `ValueError`, with the CLI's one-line message.
-pub(crate) fn value_error(e: impl std::fmt::Display) -> PyErr {
-    pyo3::exceptions::PyValueError::new_err(one_line(&e.to_string()))
+/// Python's words for the library's [`Remedy`](cavesweep::error::Remedy) advice.
+pub(crate) const WORDS: cavesweep::error::Words = cavesweep::error::Words {
+    another_out: "another out=",
+    force: "force=True",
+};
+
+/// A library error as one line ([`cavesweep::error::line()`]), advice in Python's words.
+pub(crate) fn error_line(e: &(dyn std::error::Error + 'static)) -> String {
+    cavesweep::error::line(e, &WORDS)
+}
+
+/// A library error as Python's `ValueError`.
+pub(crate) fn value_error(e: impl std::error::Error + 'static) -> PyErr {
+    pyo3::exceptions::PyValueError::new_err(error_line(&e))
+}
+
+/// A message of this module's own as Python's `ValueError`.
+pub(crate) fn value_msg(msg: impl std::fmt::Display) -> PyErr {
+    pyo3::exceptions::PyValueError::new_err(one_line(&msg.to_string()))
+}
+
+/// A library error about files and folders as Python's `RuntimeError`.
+pub(crate) fn runtime_error(e: impl std::error::Error + 'static) -> PyErr {
+    pyo3::exceptions::PyRuntimeError::new_err(error_line(&e))
 }
 
 /// Errors are one line, as the CLI prints them.

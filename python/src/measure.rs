@@ -12,7 +12,7 @@ use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
-use crate::{arrays, value_error};
+use crate::{arrays, value_error, value_msg};
 
 /// `"all"`, `"a,b"` or a list of names.
 fn metric_set(obj: &Bound<'_, PyAny>) -> PyResult<MetricSet> {
@@ -147,7 +147,7 @@ fn _oracle_measure<'py>(
     connectivity: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyDict>> {
     if cells.len() != rows * cols {
-        return Err(value_error("cells has the wrong length"));
+        return Err(value_msg("cells has the wrong length"));
     }
     let cfg = config(rows, cols, metrics, spawn, exit, connectivity)?;
     let g = ByteGrid {

@@ -23,7 +23,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
 use crate::cmdline::CommandLine;
-use crate::{generate, interrupt, one_line, recipe, value_error};
+use crate::{error_line, generate, interrupt, recipe, runtime_error, value_error, value_msg};
 
 /// The rows: kept for Python, and written to `out` as the command line writes them.
 struct Collect<'a> {
@@ -95,12 +95,12 @@ fn mode(
             k,
             by: by
                 .parse::<Metric>()
-                .map_err(|e| value_error(format!("--by: {e}")))?,
+                .map_err(|e| value_msg(format!("--by: {e}")))?,
             order: match order {
                 None => Order::Desc,
                 Some(o) => o
                     .parse::<Order>()
-                    .map_err(|e| value_error(format!("--order: {e}")))?,
+                    .map_err(|e| value_msg(format!("--order: {e}")))?,
             },
         },
         (_, None, Some(_)) => return err("--by ranks the matches of --top K: give --top too"),
@@ -116,19 +116,15 @@ fn search_error(e: SearchError) -> PyErr {
     value_error(e)
 }
 
-/// A problem with the output file or its checkpoint (unwritable, locked, another search's).
-fn file_error(e: impl std::fmt::Display) -> PyErr {
-    PyRuntimeError::new_err(one_line(&e.to_string()))
-}
-
 /// An output-file error in Python's words: a bad `out=` is a ValueError, a file or checkpoint
-/// that cannot be used a RuntimeError.
+/// that cannot be used (unwritable, locked, another search's) a RuntimeError.
 fn out_error(e: OutputError) -> PyErr {
     match e {
-        OutputError::Exists { .. } => file_error(format!("{e}: pass force=True to replace it")),
-        OutputError::Empty | OutputError::IsFolder(_) => value_error(format!("out={e}")),
+        OutputError::Empty | OutputError::IsFolder(_) => {
+            value_msg(format!("out={}", error_line(&e)))
+        }
         OutputError::Checkpoint(e @ SearchError::Png(_)) => search_error(e),
-        e => file_error(e),
+        e => runtime_error(e),
     }
 }
 
@@ -194,24 +190,24 @@ fn _search<'py>(
     overrides: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let threads = match threads {
-        Some(0) => return Err(value_error("threads must be at least 1")),
+        Some(0) => return Err(value_msg("threads must be at least 1")),
         Some(t) => t,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
     let parsed: Expr = query
         .parse()
-        .map_err(|e| value_error(format!("--where: {e}")))?;
+        .map_err(|e| value_msg(format!("--where: {e}")))?;
     let mode = mode(limit, top, by, order)?;
     let extra = match metrics {
         Some(s) => s
             .parse::<MetricSet>()
-            .map_err(|e| value_error(format!("--metrics: {e}")))?,
+            .map_err(|e| value_msg(format!("--metrics: {e}")))?,
         None => MetricSet::EMPTY,
     };
     let given = [seeds.is_some(), seed_list.is_some(), seeds_from.is_some()];
     let seed_set = match (seeds, seed_list, &seeds_from) {
         _ if given.iter().filter(|&&g| g).count() > 1 => {
-            return Err(value_error("--seeds and --seeds-from: give one of them"));
+            return Err(value_msg("--seeds and --seeds-from: give one of them"));
         }
         (Some(s), _, _) => Seeds::Range(parse_seeds(s).map_err(value_error)?),
         (_, Some(list), _) => {
@@ -222,13 +218,13 @@ fn _search<'py>(
             Seeds::list(read_seeds(f).map_err(search_error)?).map_err(search_error)?
         }
         _ => {
-            return Err(value_error(
+            return Err(value_msg(
                 "give the seeds to search: --seeds A..B or --seeds-from FILE.csv",
             ));
         }
     };
     if !(1..=64).contains(&scale) {
-        return Err(value_error(format!(
+        return Err(value_msg(format!(
             "--scale {scale} is not in 1..=64 (pixels per cell)"
         )));
     }
@@ -293,7 +289,7 @@ fn _search<'py>(
             (Some(*f), prior)
         }
         None => {
-            search.create_png_dir().map_err(file_error)?;
+            search.create_png_dir().map_err(runtime_error)?;
             (None, Vec::new())
         }
     };
@@ -317,10 +313,10 @@ fn _search<'py>(
         let saved = sink.file.as_mut().map_or(Ok(()), OutFile::save);
         *rows.lock().unwrap() = std::mem::take(&mut sink.rows);
         let report = result.map_err(|e| match e {
-            SearchError::Io { .. } => file_error(e),
+            SearchError::Io { .. } => runtime_error(e),
             e => search_error(e),
         })?;
-        saved.map_err(file_error)?;
+        saved.map_err(runtime_error)?;
         Ok((report, sink.file.take()))
     };
     let mut shown = None;

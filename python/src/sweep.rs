@@ -15,12 +15,18 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::cmdline::CommandLine;
-use crate::{interrupt, one_line, recipe, value_error};
+use crate::{interrupt, recipe, runtime_error, value_error, value_msg};
 
 fn sweep_error(e: SweepError) -> PyErr {
     match e {
         // The folder: unwritable, locked, holding another sweep, corrupt.
-        SweepError::Store(msg) => PyRuntimeError::new_err(one_line(&msg)),
+        e @ (SweepError::Store(_)
+        | SweepError::Merge(_)
+        | SweepError::Write { .. }
+        | SweepError::Read { .. }
+        | SweepError::NotASweep { .. }
+        | SweepError::Definition { .. }
+        | SweepError::Damaged { .. }) => runtime_error(e),
         e => value_error(e),
     }
 }
@@ -122,7 +128,7 @@ fn _sweep<'py>(
         None => Shard::WHOLE,
     };
     let threads = match threads {
-        Some(0) => return Err(value_error("threads must be at least 1")),
+        Some(0) => return Err(value_msg("threads must be at least 1")),
         Some(t) => t,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };

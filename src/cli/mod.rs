@@ -86,24 +86,16 @@ impl RecipeArgs {
     }
 }
 
-/// The error as one line for stderr: the messages of its chain joined by `: `, each said once.
-/// Library errors often print their cause inside their own message (`cannot write X: {source}`)
-/// and also return it as their `source()`; printing the chain naively repeats that cause, so a
-/// message already contained in the line is skipped. Line breaks inside messages become spaces.
+/// The command line's words for the library's [`Remedy`](cavesweep::error::Remedy) advice.
+pub const WORDS: cavesweep::error::Words = cavesweep::error::Words {
+    another_out: "another --out",
+    force: "--force",
+};
+
+/// The error as one line for stderr ([`cavesweep::error::line()`]): the messages of its chain
+/// joined by `: `, then what to do about a refusal, in this command line's flags.
 pub fn error_line(e: &anyhow::Error) -> String {
-    let mut line = String::new();
-    for cause in e.chain() {
-        let msg = cause.to_string();
-        let msg = msg.split_whitespace().collect::<Vec<_>>().join(" ");
-        if msg.is_empty() || line.contains(&msg) {
-            continue;
-        }
-        if !line.is_empty() {
-            line.push_str(": ");
-        }
-        line.push_str(&msg);
-    }
-    line
+    cavesweep::error::line(e.as_ref(), &WORDS)
 }
 
 /// A flag clap rejects: one line naming the problem, and exit 2 (a usage error, as clap exits).

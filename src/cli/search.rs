@@ -356,7 +356,6 @@ pub fn main(a: SearchArgs) -> Result<()> {
 /// An output-file error in the command line's words.
 fn out_error(e: OutputError) -> anyhow::Error {
     match e {
-        OutputError::Exists { .. } => anyhow::anyhow!("{e}: pass --force to replace it"),
         OutputError::Empty | OutputError::IsFolder(_) => anyhow::anyhow!("--out {e}"),
         e => e.into(),
     }

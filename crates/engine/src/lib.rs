@@ -12,9 +12,11 @@
 //! - [`io`]: the file-safety model (no-follow, folder-relative, atomic writes, capped reads);
 //! - [`render`]: cave pictures (PNG and ASCII);
 //! - [`reproduce`]: the book chapter's experiment and its verdicts;
+//! - [`error`]: errors as one line, and what to do about a refusal in the caller's words;
 //! - [`benchmark`]: what `cavesweep bench` measures; [`failpoint`]: faults injected by tests.
 
 pub mod benchmark;
+pub mod error;
 pub mod failpoint;
 pub mod fanout;
 pub mod io;

@@ -27,7 +27,7 @@ const OUTLINE: [u8; 3] = [0, 0, 0];
 /// Why a picture could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {path}")]
     Io {
         path: String,
         source: std::io::Error,
@@ -45,10 +45,15 @@ pub enum RenderError {
         width: u64,
         height: u64,
     },
-    #[error(
-        "{path} exists and holds another picture: pass --force (force=True in Python) to replace it"
-    )]
+    #[error("{path} exists and holds another picture")]
     Exists { path: String },
+}
+
+impl RenderError {
+    /// What the user can do about it: force, for a picture that is in the way.
+    pub fn remedy(&self) -> Option<crate::error::Remedy> {
+        matches!(self, RenderError::Exists { .. }).then_some(crate::error::Remedy::Force)
+    }
 }
 
 /// The most pixels a picture may have: 2^28 (16384 x 16384), 768 MiB of RGB before it is

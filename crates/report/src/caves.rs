@@ -249,8 +249,8 @@ pub fn picture(s: &Sweep, p: usize, seed: u64) -> Result<super::chart::Png, Repo
         // Too big to show cell by cell: one pixel per block of cells.
         let k = side.div_ceil(MAX_THUMB_SIDE);
         let (w, h, px) = render::rgb_downsampled(cave.grid, k, &marks);
-        let bytes =
-            render::encode_png(w, h, &px).map_err(|e| ReportError::Render(e.to_string()))?;
+        let bytes = render::encode_png(w, h, &px)
+            .map_err(|e| ReportError::Render(cavesweep_engine::error::text(&e)))?;
         return Ok(super::chart::Png {
             width: w as u32,
             height: h as u32,
@@ -259,7 +259,7 @@ pub fn picture(s: &Sweep, p: usize, seed: u64) -> Result<super::chart::Png, Repo
     }
     let scale = thumb_scale(recipe.cols);
     let bytes = render::png_bytes(cave.grid, scale, &marks)
-        .map_err(|e| ReportError::Render(e.to_string()))?;
+        .map_err(|e| ReportError::Render(cavesweep_engine::error::text(&e)))?;
     Ok(super::chart::Png {
         width: (recipe.cols * scale) as u32,
         height: (recipe.rows * scale) as u32,

@@ -263,7 +263,7 @@ pub fn load(dir: &Path) -> Result<Sweep, ReportError> {
     } else {
         // Still running (or interrupted): the finished points' rows, read from the store.
         let p = cavesweep_engine::sweep::state::provisional(dir)
-            .map_err(|e| ReportError::Input(e.to_string()))?;
+            .map_err(|e| ReportError::Input(cavesweep_engine::error::text(&e)))?;
         // The store is fresher than the manifest, which is written at checkpoints.
         sweep.progress.chunks_done = Some(p.chunks_done);
         sweep.progress.chunks_total = Some(p.chunks_total);

@@ -54,17 +54,28 @@ pub enum SearchError {
     Spec(String),
     #[error("--seeds-from {path}: {msg}")]
     SeedsFrom { path: String, msg: String },
-    #[error("{0}")]
+    #[error(transparent)]
     Png(#[from] render::RenderError),
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
     #[error(transparent)]
     Threads(#[from] crate::fanout::ThreadsError),
-    #[error("{what}: {source}")]
+    #[error("{what}")]
     Io {
         what: String,
         source: std::io::Error,
     },
+}
+
+impl SearchError {
+    /// What the user can do about it, if forcing or another file helps.
+    pub fn remedy(&self) -> Option<crate::error::Remedy> {
+        match self {
+            SearchError::Store(e) => e.remedy(),
+            SearchError::Png(e) => e.remedy(),
+            _ => None,
+        }
+    }
 }
 
 /// The seeds to search.

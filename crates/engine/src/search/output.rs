@@ -57,7 +57,7 @@ pub enum OutputError {
         missing: bool,
     },
     /// Reading, creating, writing or syncing the file failed.
-    #[error("cannot {what} {}: {source}", path.display())]
+    #[error("cannot {what} {}", path.display())]
     File {
         what: &'static str,
         path: PathBuf,
@@ -66,6 +66,17 @@ pub enum OutputError {
     /// The checkpoint (locked by another search, another search's, unwritable), or the PNGs.
     #[error(transparent)]
     Checkpoint(#[from] SearchError),
+}
+
+impl OutputError {
+    /// What the user can do about it, if forcing or another file helps.
+    pub fn remedy(&self) -> Option<crate::error::Remedy> {
+        match self {
+            OutputError::Exists { .. } => Some(crate::error::Remedy::Force),
+            OutputError::Checkpoint(e) => e.remedy(),
+            _ => None,
+        }
+    }
 }
 
 /// What to do when the checkpoint says the search already completed.

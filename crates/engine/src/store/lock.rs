@@ -31,7 +31,7 @@ pub struct FolderLock {
 pub enum LockError {
     #[error("{dir} is in use by another cavesweep ({holder}); wait for it to finish or stop it")]
     Busy { dir: String, holder: String },
-    #[error("cannot lock {path}: {source}")]
+    #[error("cannot lock {path}")]
     Io {
         path: String,
         source: std::io::Error,
@@ -184,9 +184,7 @@ mod tests {
         std::fs::create_dir_all(dir.join("o")).unwrap();
         std::fs::write(dir.join("victim"), b"PRECIOUS").unwrap();
         std::os::unix::fs::symlink(dir.join("victim"), dir.join("o").join(LOCK_FILE)).unwrap();
-        let e = FolderLock::acquire(&dir.join("o"), "x")
-            .unwrap_err()
-            .to_string();
+        let e = crate::error::text(&FolderLock::acquire(&dir.join("o"), "x").unwrap_err());
         assert!(e.contains("symbolic link"), "{e}");
         assert!(FolderLock::acquire_shared(&dir.join("o")).is_err());
         assert_eq!(std::fs::read(dir.join("victim")).unwrap(), b"PRECIOUS");

@@ -27,6 +27,7 @@
 //! - `rows(chunk, n, data, crc)`: the `n > 0` CSV rows a chunk contributes to a row file;
 //! - `runs(started, argv, host, pid, version)`: every invocation that wrote the folder.
 
+mod error;
 pub mod files;
 pub mod lock;
 pub mod ranges;
@@ -36,6 +37,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
+pub use error::StoreError;
 pub use files::FileRecord;
 pub use lock::{FolderLock, LOCK_FILE, LockError};
 pub use ranges::RangeSet;
@@ -51,21 +53,6 @@ pub const FORMAT: u32 = 1;
 const DB_SIDE: [&str; 3] = ["-journal", "-wal", "-shm"];
 /// Files of the JSON checkpoint format of cavesweep 0.1 (refused; `--force` replaces them).
 const LEGACY: [&str; 2] = ["state.json", "parts"];
-
-/// Why an output folder could not be used. Always one line, naming the folder or file.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct StoreError(pub String);
-
-impl From<LockError> for StoreError {
-    fn from(e: LockError) -> StoreError {
-        StoreError(e.to_string())
-    }
-}
-
-fn err(msg: impl std::fmt::Display) -> StoreError {
-    StoreError(msg.to_string())
-}
 
 /// What a folder holds: the kind of work and everything that determines its results.
 pub struct Identity<'a> {
@@ -166,19 +153,7 @@ fn classify(name: &str, outputs: &[&str]) -> Entry {
 }
 
 fn sql_err(path: &Path, e: rusqlite::Error) -> StoreError {
-    use rusqlite::ErrorCode;
-    match e.sqlite_error_code() {
-        // SQLite's "attempt to write a readonly database" does not say what to do about it.
-        Some(ErrorCode::ReadOnly) => err(format!(
-            "store {}: cannot write it (the file or its folder is read-only): make it writable, or copy the folder somewhere writable",
-            path.display()
-        )),
-        Some(ErrorCode::DiskFull) => err(format!(
-            "store {}: No space left on device: free some space and rerun the same command (it resumes)",
-            path.display()
-        )),
-        _ => err(format!("store {}: {e}", path.display())),
-    }
+    StoreError::sql(path, e)
 }
 
 /// Open the store database with the settings every writer uses.
@@ -278,32 +253,30 @@ impl Store {
     /// refused unless `force`, which removes only cavesweep's own files.
     pub fn open(dir: &Path, id: &Identity, force: bool) -> Result<Store, StoreError> {
         if dir.as_os_str().is_empty() {
-            return Err(err("the output folder's name is empty: give a folder"));
+            return Err(StoreError::EmptyName);
         }
         if dir.exists() && !dir.is_dir() {
-            return Err(err(format!(
-                "output folder {} exists and is not a folder",
-                dir.display()
-            )));
+            return Err(StoreError::NotAFolder(dir.into()));
         }
-        let (folder, _) = Folder::create(dir).map_err(|e| {
-            err(format!(
-                "cannot create output folder {}: {e}",
-                dir.display()
-            ))
+        let (folder, _) = Folder::create(dir).map_err(|source| StoreError::Create {
+            path: dir.into(),
+            source,
         })?;
         let (lock, lock_created) = FolderLock::acquire(dir, &this_argv())?;
         failpoint::kill("locked");
         // A refused folder is left as it was found: without a lock file this run created.
-        let refuse = |msg: String| {
+        let refuse = |e: StoreError| {
             if lock_created {
                 let _ = folder.remove_file(LOCK_FILE);
             }
-            err(msg)
+            e
         };
-        let entries = folder
-            .entries()
-            .map_err(|e| refuse(format!("cannot read output folder {}: {e}", dir.display())))?;
+        let entries = folder.entries().map_err(|source| {
+            refuse(StoreError::Read {
+                path: dir.into(),
+                source,
+            })
+        })?;
         let has_db = entries
             .iter()
             .any(|(n, k)| n == DB_FILE && *k == Kind::File);
@@ -315,7 +288,7 @@ impl Store {
         let mut remove_files = Vec::new();
         let mut remove_dirs = Vec::new();
         for (name, kind) in &entries {
-            let shown = || folder.join(name).display().to_string();
+            let shown = || folder.join(name);
             let Some(name_str) = name.to_str() else {
                 foreign = Some(name.to_string_lossy().into_owned());
                 continue;
@@ -331,17 +304,13 @@ impl Store {
                 Entry::Ours | Entry::Legacy
                     if *kind == Kind::Link || matches!(kind, Kind::Special(_)) =>
                 {
-                    return Err(refuse(format!(
-                        "{} is {}, not a file cavesweep wrote; cavesweep neither follows nor removes it: move it away",
-                        shown(),
-                        kind.name()
-                    )));
+                    return Err(refuse(StoreError::NotOurs {
+                        path: shown(),
+                        kind: kind.name(),
+                    }));
                 }
                 Entry::Ours if *kind == Kind::Dir => {
-                    return Err(refuse(format!(
-                        "{} is a directory, where cavesweep writes a file; it is not removed: move it away",
-                        shown()
-                    )));
+                    return Err(refuse(StoreError::DirWhereFile(shown())));
                 }
                 Entry::Temp => remove_files.push(name.clone()),
                 Entry::Ours if force => remove_files.push(name.clone()),
@@ -364,43 +333,35 @@ impl Store {
         }
         if !has_db {
             if legacy {
-                return Err(refuse(format!(
-                    "output folder {} holds a sweep written by an older cavesweep (state.json); it cannot be resumed: use another --out, or --force to replace it",
-                    dir.display()
-                )));
+                return Err(refuse(StoreError::Legacy(dir.into())));
             }
             if let Some(side) = side_without_store {
-                return Err(refuse(format!(
-                    "output folder {} holds {side} but no {DB_FILE}: it is not a store cavesweep can use; use another --out, or --force to remove it",
-                    dir.display()
-                )));
+                return Err(refuse(StoreError::SideWithoutStore {
+                    dir: dir.into(),
+                    side,
+                }));
             }
             if outputs_without_store {
-                return Err(refuse(format!(
-                    "output folder {} holds cavesweep output files but no {DB_FILE} to resume from; use another --out, or --force to replace them",
-                    dir.display()
-                )));
+                return Err(refuse(StoreError::OutputsWithoutStore(dir.into())));
             }
-            if let (Some(name), false) = (&foreign, force) {
-                return Err(refuse(format!(
-                    "output folder {} is not empty and holds no cavesweep store ({} is not ours); choose another --out (or --force to write beside those files)",
-                    dir.display(),
-                    name
-                )));
+            if let (Some(name), false) = (foreign, force) {
+                return Err(refuse(StoreError::Foreign {
+                    dir: dir.into(),
+                    name,
+                }));
             }
         }
         for name in &remove_files {
-            folder.remove_file(name).map_err(|e| {
-                err(format!(
-                    "cannot remove {}: {e}",
-                    folder.join(name).display()
-                ))
-            })?;
+            folder
+                .remove_file(name)
+                .map_err(|source| StoreError::Remove {
+                    path: folder.join(name),
+                    source,
+                })?;
         }
         for name in &remove_dirs {
-            let p = folder.join(name);
-            fs::remove_dir_all(&p)
-                .map_err(|e| err(format!("cannot remove {}: {e}", p.display())))?;
+            let path = folder.join(name);
+            fs::remove_dir_all(&path).map_err(|source| StoreError::Remove { path, source })?;
         }
         let db = dir.join(DB_FILE);
         let conn = connect(
@@ -421,11 +382,9 @@ impl Store {
     /// Check (or, for a new store, write) what the store holds.
     fn identify(&mut self, id: &Identity) -> Result<(), StoreError> {
         let path = self.dir.join(DB_FILE);
-        let damaged = |why: String| {
-            err(format!(
-                "store {} is damaged ({why}); rerun with --force to start over",
-                path.display()
-            ))
+        let damaged = |why: String| StoreError::Damaged {
+            path: path.clone(),
+            why,
         };
         let tables: i64 = self
             .conn
@@ -462,19 +421,18 @@ impl Store {
         };
         let format = meta("format")?;
         if format != FORMAT.to_string() {
-            return Err(err(format!(
-                "store {} has format {format:?}, which this cavesweep ({}) does not read (it reads format {FORMAT}); use the cavesweep that wrote it, or --force to start over",
-                path.display(),
-                env!("CARGO_PKG_VERSION")
-            )));
+            return Err(StoreError::Format {
+                path,
+                found: format,
+            });
         }
         let kind = meta("kind")?;
         if kind != id.kind {
-            return Err(err(format!(
-                "output folder {} holds a {kind}, not a {}; use another --out, or --force to replace it",
-                self.dir.display(),
-                id.kind
-            )));
+            return Err(StoreError::OtherKind {
+                dir: self.dir.clone(),
+                found: kind,
+                wanted: id.kind.into(),
+            });
         }
         let recorded: serde_json::Value = serde_json::from_str(&meta("fingerprint")?)
             .map_err(|e| damaged(format!("fingerprint: {e}")))?;
@@ -484,12 +442,13 @@ impl Store {
             if shard != id.shard {
                 differ.push("shard".into());
             }
-            return Err(err(format!(
-                "output folder {} holds a different {kind} (differs in {}; recorded: {}, shard {shard}); use another --out, or --force to replace it",
-                self.dir.display(),
-                differ.join(", "),
-                (id.describe)(&recorded),
-            )));
+            return Err(StoreError::Different {
+                dir: self.dir.clone(),
+                kind,
+                differ,
+                recorded: (id.describe)(&recorded),
+                shard,
+            });
         }
         Ok(())
     }
@@ -530,27 +489,24 @@ impl Store {
 
     fn open_read(dir: &Path, locked: bool) -> Result<Store, StoreError> {
         let db = dir.join(DB_FILE);
-        let folder =
-            Folder::open(dir).map_err(|e| err(format!("cannot read {}: {e}", dir.display())))?;
+        let folder = Folder::open(dir).map_err(|source| StoreError::Read {
+            path: dir.into(),
+            source,
+        })?;
         let kind = |name: &str| {
-            folder
-                .kind(name)
-                .map_err(|e| err(format!("cannot read {}: {e}", folder.join(name).display())))
+            folder.kind(name).map_err(|source| StoreError::Read {
+                path: folder.join(name),
+                source,
+            })
         };
         match kind(DB_FILE)? {
             Some(Kind::File) => {}
-            None => {
-                return Err(err(format!(
-                    "{} is not a cavesweep output folder (no {DB_FILE})",
-                    dir.display()
-                )));
-            }
+            None => return Err(StoreError::NotOutputFolder(dir.into())),
             Some(k) => {
-                return Err(err(format!(
-                    "{}: {}",
-                    db.display(),
-                    crate::io::folder::refused(k)
-                )));
+                return Err(StoreError::Refused {
+                    path: db,
+                    source: crate::io::folder::refused(k),
+                });
             }
         }
         let lock = if locked {
@@ -564,19 +520,17 @@ impl Store {
             match kind(&name)? {
                 None | Some(Kind::File) => {}
                 Some(k) => {
-                    return Err(err(format!(
-                        "{}: {}",
-                        p.display(),
-                        crate::io::folder::refused(k)
-                    )));
+                    return Err(StoreError::Refused {
+                        path: p,
+                        source: crate::io::folder::refused(k),
+                    });
                 }
             }
             if locked && fs::symlink_metadata(&p).is_ok_and(|m| m.len() > 0) {
-                return Err(err(format!(
-                    "{} was interrupted in the middle of a write ({} exists): rerun its command to finish it first",
-                    dir.display(),
-                    p.display()
-                )));
+                return Err(StoreError::Interrupted {
+                    dir: dir.into(),
+                    side: p,
+                });
             }
         }
         let conn = connect(
@@ -584,11 +538,9 @@ impl Store {
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
         conn.query_row("SELECT count(*) FROM meta", [], |_| Ok(()))
-            .map_err(|e| {
-                err(format!(
-                    "{} is not a readable cavesweep store ({e})",
-                    db.display()
-                ))
+            .map_err(|source| StoreError::Unreadable {
+                path: db.clone(),
+                source,
             })?;
         Ok(Store {
             dir: dir.to_path_buf(),
@@ -788,8 +740,11 @@ fn differing_keys(a: &serde_json::Value, b: &serde_json::Value) -> Vec<String> {
     }
 }
 
-fn sql_err_io(path: &Path, e: std::io::Error) -> StoreError {
-    err(format!("store {}: {e}", path.display()))
+fn sql_err_io(path: &Path, source: std::io::Error) -> StoreError {
+    StoreError::Io {
+        path: path.into(),
+        source,
+    }
 }
 
 fn read_point(r: &rusqlite::Row<'_>) -> ReadPoint {

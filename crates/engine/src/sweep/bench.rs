@@ -161,7 +161,7 @@ pub fn bench_grid(
     let base = tempfile::Builder::new()
         .prefix("cavesweep-bench-grid-")
         .tempdir()
-        .map_err(|e| SweepError::Store(format!("cannot create a scratch folder: {e}")))?;
+        .map_err(SweepError::Scratch)?;
     let scratch = base.path().join("sweep");
     let per = |c: &Case| (caves / c.points).max(1);
     let single = plan(&SINGLE, per(&SINGLE), metrics)?;

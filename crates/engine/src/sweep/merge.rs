@@ -29,8 +29,115 @@ pub struct MergeReport {
     pub verified: bool,
 }
 
-fn merge_err(msg: impl std::fmt::Display) -> SweepError {
-    SweepError::Store(msg.to_string())
+/// Why shard folders could not be merged.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    /// No input folder was given.
+    #[error("merge needs at least one shard folder")]
+    NoInputs,
+    /// A path could not be made absolute (to compare the output with the inputs).
+    #[error("{}", .path.display())]
+    Path {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The folder whose `shard-K` folders were asked for could not be listed.
+    #[error("cannot read {}", .dir.display())]
+    List {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    /// It holds no `shard-K` folder.
+    #[error(
+        "{}: no shard-K folders in it (sweep --shard ... --out {}/shard-{{shard}} writes them)",
+        .0.display(),
+        .0.display()
+    )]
+    NoShards(PathBuf),
+    /// The output is an input or inside one.
+    #[error(
+        "the output folder {} is (inside) the input folder {}: merge never writes into its inputs",
+        out.display(),
+        input.display()
+    )]
+    IntoInput { out: PathBuf, input: PathBuf },
+    /// An input's store lacks a meta value.
+    #[error(
+        "{} is not a cavesweep shard folder (its store has no {key:?})",
+        dir.display()
+    )]
+    NotAShard { dir: PathBuf, key: String },
+    /// An input holds a search.
+    #[error("{} does not hold a sweep", .0.display())]
+    NotASweep(PathBuf),
+    /// An input's recorded definition cannot be read.
+    #[error("{}: unreadable sweep definition ({why})", dir.display())]
+    Definition { dir: PathBuf, why: String },
+    /// Two inputs hold different sweeps.
+    #[error(
+        "{} holds a different sweep than {}: refusing to merge",
+        dir.display(),
+        first.display()
+    )]
+    Different { dir: PathBuf, first: PathBuf },
+    /// Two inputs are the same shard.
+    #[error("{} and {} are both shard {shard}: give each shard once", a.display(), b.display())]
+    Twice {
+        a: PathBuf,
+        b: PathBuf,
+        shard: Shard,
+    },
+    /// Inputs of splits into different numbers of shards.
+    #[error(
+        "{} is shard {shard} but {} is shard {other}: the shards of one split all have the same N",
+        dir.display(),
+        first.display()
+    )]
+    OtherSplit {
+        dir: PathBuf,
+        shard: Shard,
+        first: PathBuf,
+        other: Shard,
+    },
+    /// Shards missing or not finished.
+    #[error("{}", incomplete(*n, missing, unfinished))]
+    Incomplete {
+        n: u32,
+        missing: Vec<u32>,
+        /// `(shard number, folder)` of each unfinished input, in the order given.
+        unfinished: Vec<(u32, PathBuf)>,
+    },
+    /// An input changed while it was merged.
+    #[error(
+        "{} changed while it was being merged (another process wrote it); rerun the merge",
+        .0.display()
+    )]
+    Changed(PathBuf),
+    /// A point record of an input is damaged or missing.
+    #[error(
+        "{}: the record of grid point {point} is unusable ({why}); rerun that shard's sweep command to repair it, then merge",
+        dir.display()
+    )]
+    Record {
+        dir: PathBuf,
+        point: u64,
+        why: String,
+    },
+    /// A seed-row record of an input is damaged.
+    #[error(
+        "{}: the seed rows of chunk {chunk} are damaged; rerun that shard's sweep command to repair it, then merge",
+        dir.display()
+    )]
+    Rows { dir: PathBuf, chunk: u64 },
+    /// The inputs' seed rows of a point do not add up to its caves.
+    #[error(
+        "the shards' seed rows of grid point {0} do not add up to its caves; rerun each shard's sweep command (it repairs its rows), then merge"
+    )]
+    RowsMismatch(u64),
+}
+
+fn merge_err(e: MergeError) -> SweepError {
+    e.into()
 }
 
 /// Absolute, symlink-free form of `p` (of its parent when `p` does not exist yet).
@@ -38,7 +145,12 @@ fn canonical(p: &Path) -> Result<PathBuf, SweepError> {
     if let Ok(c) = p.canonicalize() {
         return Ok(c);
     }
-    let abs = std::path::absolute(p).map_err(|e| merge_err(format!("{}: {e}", p.display())))?;
+    let abs = std::path::absolute(p).map_err(|source| {
+        merge_err(MergeError::Path {
+            path: p.into(),
+            source,
+        })
+    })?;
     match (abs.parent(), abs.file_name()) {
         (Some(parent), Some(name)) => Ok(parent
             .canonicalize()
@@ -78,10 +190,7 @@ impl Inputs<'_> {
             let head = read_head(&store, &input.dir)?;
             if !head.complete || head.fingerprint != *self.fingerprint || head.shard != input.shard
             {
-                return Err(merge_err(format!(
-                    "{} changed while it was being merged (another process wrote it); rerun the merge",
-                    input.dir.display()
-                )));
+                return Err(merge_err(MergeError::Changed(input.dir.clone())));
             }
             self.open[i] = Some(store);
             self.order.push_back(i);
@@ -101,20 +210,20 @@ struct Head {
 fn read_head(store: &Store, d: &Path) -> Result<Head, SweepError> {
     let meta = |k: &str| -> Result<String, SweepError> {
         store.meta(k)?.ok_or_else(|| {
-            merge_err(format!(
-                "{} is not a cavesweep shard folder (its store has no {k:?})",
-                d.display()
-            ))
+            merge_err(MergeError::NotAShard {
+                dir: d.into(),
+                key: k.into(),
+            })
         })
     };
     if meta("kind")? != "sweep" {
-        return Err(merge_err(format!("{} does not hold a sweep", d.display())));
+        return Err(merge_err(MergeError::NotASweep(d.into())));
     }
     let fingerprint = serde_json::from_str(&meta("fingerprint")?).map_err(|e| {
-        merge_err(format!(
-            "{}: unreadable sweep definition ({e})",
-            d.display()
-        ))
+        merge_err(MergeError::Definition {
+            dir: d.into(),
+            why: e.to_string(),
+        })
     })?;
     Ok(Head {
         complete: meta("complete")? == "1",
@@ -162,12 +271,16 @@ const MAX_OPEN_INPUTS: usize = 256;
 /// The `shard-K` folders directly in `dir` (what `sweep --shard ... --out DIR/shard-{shard}`
 /// writes), in order of K. Other entries (`merged`, logs) are ignored.
 pub fn shard_folders(dir: &Path) -> Result<Vec<PathBuf>, SweepError> {
-    let entries = std::fs::read_dir(dir)
-        .map_err(|e| merge_err(format!("cannot read --from {}: {e}", dir.display())))?;
+    let list = |source| {
+        merge_err(MergeError::List {
+            dir: dir.into(),
+            source,
+        })
+    };
+    let entries = std::fs::read_dir(dir).map_err(list)?;
     let mut found: Vec<(u64, PathBuf)> = Vec::new();
     for entry in entries {
-        let entry =
-            entry.map_err(|e| merge_err(format!("cannot read --from {}: {e}", dir.display())))?;
+        let entry = entry.map_err(list)?;
         let name = entry.file_name();
         let Some(k) = name
             .to_str()
@@ -182,11 +295,7 @@ pub fn shard_folders(dir: &Path) -> Result<Vec<PathBuf>, SweepError> {
         }
     }
     if found.is_empty() {
-        return Err(merge_err(format!(
-            "--from {}: no shard-K folders in it (sweep --shard ... --out {}/shard-{{shard}} writes them)",
-            dir.display(),
-            dir.display()
-        )));
+        return Err(merge_err(MergeError::NoShards(dir.into())));
     }
     found.sort();
     Ok(found.into_iter().map(|(_, p)| p).collect())
@@ -203,17 +312,16 @@ pub fn merge(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<MergeReport, SweepError> {
     if dirs.is_empty() {
-        return Err(merge_err("merge needs at least one shard folder"));
+        return Err(merge_err(MergeError::NoInputs));
     }
     let out_abs = canonical(out)?;
     for d in dirs {
         let d_abs = canonical(d)?;
         if out_abs == d_abs || out_abs.starts_with(&d_abs) {
-            return Err(merge_err(format!(
-                "--out {} is (inside) the input folder {}: merge never writes into its inputs; choose another --out",
-                out.display(),
-                d.display()
-            )));
+            return Err(merge_err(MergeError::IntoInput {
+                out: out.into(),
+                input: d.clone(),
+            }));
         }
     }
     let cap = open_budget().min(dirs.len());
@@ -229,11 +337,10 @@ pub fn merge(
         match &fingerprint {
             None => fingerprint = Some((head.fingerprint, head.command)),
             Some((first, _)) if *first != head.fingerprint => {
-                return Err(merge_err(format!(
-                    "{} holds a different sweep than {}: refusing to merge",
-                    d.display(),
-                    dirs[0].display()
-                )));
+                return Err(merge_err(MergeError::Different {
+                    dir: d.clone(),
+                    first: dirs[0].clone(),
+                }));
             }
             Some(_) => {}
         }
@@ -241,21 +348,21 @@ pub fn merge(
         if let Some(&other) = seen.get(&shard.k)
             && list[other].shard == shard
         {
-            return Err(merge_err(format!(
-                "{} and {} are both shard {shard}: give each shard once",
-                list[other].dir.display(),
-                d.display()
-            )));
+            return Err(merge_err(MergeError::Twice {
+                a: list[other].dir.clone(),
+                b: d.clone(),
+                shard,
+            }));
         }
         if let Some(first) = list.first()
             && first.shard.n != shard.n
         {
-            return Err(merge_err(format!(
-                "{} is shard {shard} but {} is shard {}: the shards of one split all have the same N",
-                d.display(),
-                first.dir.display(),
-                first.shard
-            )));
+            return Err(merge_err(MergeError::OtherSplit {
+                dir: d.clone(),
+                shard,
+                first: first.dir.clone(),
+                other: first.shard,
+            }));
         }
         seen.insert(shard.k, list.len());
         if !head.complete {
@@ -272,7 +379,15 @@ pub fn merge(
     let n = list[0].shard.n;
     let missing: Vec<u32> = (1..=n).filter(|k| !seen.contains_key(k)).collect();
     if !missing.is_empty() || !unfinished.is_empty() {
-        return Err(incomplete(n, &missing, &unfinished, &list));
+        let unfinished = unfinished
+            .iter()
+            .map(|&i| (list[i].shard.k, list[i].dir.clone()))
+            .collect();
+        return Err(merge_err(MergeError::Incomplete {
+            n,
+            missing,
+            unfinished,
+        }));
     }
     let order: VecDeque<usize> = (0..list.len()).filter(|&i| open[i].is_some()).collect();
     let mut inputs = Inputs {
@@ -376,10 +491,10 @@ pub fn merge(
                 },
             )?;
             if let Some(chunk) = bad {
-                return Err(merge_err(format!(
-                    "{}: the seed rows of chunk {chunk} are damaged; rerun that shard's sweep command to repair it, then merge",
-                    inputs.list[i].dir.display()
-                )));
+                return Err(merge_err(MergeError::Rows {
+                    dir: inputs.list[i].dir.clone(),
+                    chunk,
+                }));
             }
             for (c, n, d) in rows {
                 st.absorb_rows(c, n, d)?;
@@ -390,9 +505,7 @@ pub fn merge(
             // One whole folder: it dropped its rows when it wrote its seeds.csv.
             st.regenerate_rows(mismatch, opts.threads)?;
         } else if let Some(&p) = mismatch.first() {
-            return Err(merge_err(format!(
-                "the shards' seed rows of grid point {p} do not add up to its caves; rerun each shard's sweep command (it repairs its rows), then merge"
-            )));
+            return Err(merge_err(MergeError::RowsMismatch(p as u64)));
         }
     }
     crate::failpoint::kill("merge:rows");
@@ -405,12 +518,12 @@ pub fn merge(
 }
 
 /// Shards that are missing (no folder given) or not finished, named in one line.
-fn incomplete(n: u32, missing: &[u32], unfinished: &[usize], list: &[Input]) -> SweepError {
-    let dirs = |ix: &[usize]| {
+fn incomplete(n: u32, missing: &[u32], unfinished: &[(u32, PathBuf)]) -> String {
+    let dirs = |ix: &[(u32, PathBuf)]| {
         let mut v: Vec<String> = ix
             .iter()
             .take(3)
-            .map(|&i| list[i].dir.display().to_string())
+            .map(|(_, d)| d.display().to_string())
             .collect();
         if ix.len() > 3 {
             v.push(format!("... and {} more", ix.len() - 3));
@@ -418,12 +531,12 @@ fn incomplete(n: u32, missing: &[u32], unfinished: &[usize], list: &[Input]) -> 
         v.join(", ")
     };
     let plural = |c: usize| if c > 1 { "s" } else { "" };
-    let mut ks: Vec<u32> = unfinished.iter().map(|&i| list[i].shard.k).collect();
+    let mut ks: Vec<u32> = unfinished.iter().map(|(k, _)| *k).collect();
     ks.sort_unstable();
-    let msg = match (missing.len(), unfinished.len()) {
+    match (missing.len(), unfinished.len()) {
         (0, 1) => format!(
             "{} is not a finished shard: rerun its sweep command to finish it (it resumes), then merge",
-            list[unfinished[0]].dir.display()
+            unfinished[0].1.display()
         ),
         (0, u) => format!(
             "{u} shards are not finished ({}: {}): rerun their sweep commands to finish them (they resume), then merge",
@@ -444,13 +557,13 @@ fn incomplete(n: u32, missing: &[u32], unfinished: &[usize], list: &[Input]) -> 
             compact(&ks, n),
             dirs(unfinished)
         ),
-    };
-    merge_err(msg)
+    }
 }
 
 fn damaged(dir: &Path, point: u64, why: &str) -> SweepError {
-    merge_err(format!(
-        "{}: the record of grid point {point} is unusable ({why}); rerun that shard's sweep command to repair it, then merge",
-        dir.display()
-    ))
+    merge_err(MergeError::Record {
+        dir: dir.into(),
+        point,
+        why: why.into(),
+    })
 }

@@ -39,7 +39,7 @@ pub enum SweepError {
     Vary(#[from] VaryError),
     #[error(transparent)]
     Threads(#[from] crate::fanout::ThreadsError),
-    #[error("grid point {point}: {source}")]
+    #[error("grid point {point}")]
     Point { point: String, source: RecipeError },
     #[error(
         "--seeds {0:?}: expected A..B (half-open: 0..200 is 200 seeds) or A..=B, with A < B <= 18446744073709551615"
@@ -55,13 +55,82 @@ pub enum SweepError {
     Chunk,
     #[error("{0}")]
     TooBig(String),
-    #[error("{0}")]
-    Store(String),
+    /// The output folder: unwritable, locked, holding other work, damaged.
+    #[error(transparent)]
+    Store(Box<crate::store::StoreError>),
+    /// Shard folders that cannot be merged.
+    #[error(transparent)]
+    Merge(Box<merge::MergeError>),
+    /// A file of the output folder could not be written.
+    #[error("cannot write {}", path.display())]
+    Write {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    /// A final file could not be read back to verify it.
+    #[error("cannot read {}", path.display())]
+    Read {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    /// The thread that writes checkpoints could not start.
+    #[error("cannot start the checkpoint thread")]
+    CheckpointThread(#[source] std::io::Error),
+    /// The thread that writes checkpoints panicked or hung up.
+    #[error("the checkpoint thread stopped unexpectedly")]
+    CheckpointThreadStopped,
+    /// A point record written by this run no longer decodes.
+    #[error(
+        "the record of grid point {point} was damaged while the sweep ran ({why}); rerun to recompute it"
+    )]
+    Damaged { point: u64, why: String },
+    /// A folder's store does not describe a sweep this build can rebuild.
+    #[error("{}", match dir {
+        Some(d) => format!("{}: unreadable sweep definition ({why})", d.display()),
+        None => format!("recorded sweep definition: {why}"),
+    })]
+    Definition {
+        dir: Option<std::path::PathBuf>,
+        why: String,
+    },
+    /// A folder read as a sweep holds something else.
+    #[error("{}", match key {
+        Some(k) => format!("{}: the store has no {k:?}", dir.display()),
+        None => format!("{} does not hold a sweep", dir.display()),
+    })]
+    NotASweep {
+        dir: std::path::PathBuf,
+        key: Option<String>,
+    },
+    /// A scratch folder (for `bench --grid`) could not be made.
+    #[error("cannot create a scratch folder")]
+    Scratch(#[source] std::io::Error),
+    /// A bug: an invariant of the engine did not hold.
+    #[error("internal error: {0}")]
+    Internal(String),
 }
 
+// Boxed: the folder errors carry paths and descriptions, and every `Result` of the engine
+// would otherwise be as large as the largest of them.
 impl From<crate::store::StoreError> for SweepError {
     fn from(e: crate::store::StoreError) -> SweepError {
-        SweepError::Store(e.0)
+        SweepError::Store(Box::new(e))
+    }
+}
+
+impl From<merge::MergeError> for SweepError {
+    fn from(e: merge::MergeError) -> SweepError {
+        SweepError::Merge(Box::new(e))
+    }
+}
+
+impl SweepError {
+    /// What the user can do about it, if forcing or another folder helps.
+    pub fn remedy(&self) -> Option<crate::error::Remedy> {
+        match self {
+            SweepError::Store(e) => e.remedy(),
+            _ => None,
+        }
     }
 }
 
@@ -421,7 +490,7 @@ impl Plan {
 
     /// Rebuild the plan a fingerprint describes (used by `merge`).
     pub fn from_fingerprint(fp: &serde_json::Value) -> Result<Plan, SweepError> {
-        let bad = |why: String| SweepError::Store(format!("recorded sweep definition: {why}"));
+        let bad = |why: String| SweepError::Definition { dir: None, why };
         let s = |k: &str| {
             fp.get(k)
                 .and_then(|v| v.as_str())
