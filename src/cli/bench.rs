@@ -14,6 +14,7 @@ use cavesweep::benchmark::{
 use cavesweep::io::write_atomic;
 use cavesweep::measure::MetricSet;
 use cavesweep::presets::{NAMES, preset};
+use cavesweep::recipe::Recipe;
 use cavesweep::simd::Simd;
 use clap::Args;
 
@@ -138,20 +139,7 @@ fn spread(s: &Spread) -> String {
 }
 
 pub fn main(a: BenchArgs) -> Result<()> {
-    if !(a.seconds > 0.0 && a.seconds <= 3600.0) {
-        bail!("--seconds must be more than 0 and at most 3600");
-    }
-    let threads = super::sweep::check_threads(a.threads)?;
-    if a.search && a.grid {
-        bail!("--search and --grid are two benchmarks: give one of them");
-    }
-    if a.search_seeds < 1000 {
-        bail!("--search-seeds must be at least 1000");
-    }
-    if a.paths && (a.search || a.grid) {
-        bail!("--paths applies to the pipeline benchmark, not to --search or --grid");
-    }
-    check_out(&a)?;
+    let threads = check_args(&a)?;
     if a.search {
         let names = preset_names(&a, &["chapter-strict"]);
         let recipes = names
@@ -176,6 +164,56 @@ pub fn main(a: BenchArgs) -> Result<()> {
         .collect::<Result<Vec<_>, _>>()?;
     let slice = Duration::from_secs_f64(a.seconds / a.repeats as f64);
     let mut out = std::io::stdout().lock();
+    let mut files: Vec<(&str, Vec<u8>)> = vec![
+        (
+            "bench.csv",
+            pipeline(&a, &recipes, threads, slice, &mut out)?,
+        ),
+        ("stages.csv", stages(&a, &recipes, slice, &mut out)?),
+    ];
+    if a.paths {
+        files.push(("paths.csv", paths(&a, &recipes, slice, &mut out)?));
+    }
+    let Some(dir) = &a.out else {
+        return Ok(());
+    };
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    for (name, bytes) in files {
+        let path = dir.join(name);
+        write_atomic(&path, &bytes).with_context(|| format!("cannot write {}", path.display()))?;
+        writeln!(out, "wrote {}", path.display())?;
+    }
+    Ok(())
+}
+
+/// The flags `main` refuses before it measures anything; returns the thread count.
+fn check_args(a: &BenchArgs) -> Result<usize> {
+    if !(a.seconds > 0.0 && a.seconds <= 3600.0) {
+        bail!("--seconds must be more than 0 and at most 3600");
+    }
+    let threads = super::sweep::check_threads(a.threads)?;
+    if a.search && a.grid {
+        bail!("--search and --grid are two benchmarks: give one of them");
+    }
+    if a.search_seeds < 1000 {
+        bail!("--search-seeds must be at least 1000");
+    }
+    if a.paths && (a.search || a.grid) {
+        bail!("--paths applies to the pipeline benchmark, not to --search or --grid");
+    }
+    check_out(a)?;
+    Ok(threads)
+}
+
+/// The pipeline table (1 thread, all threads, the oracle, the step kernels) on stdout; returns
+/// `bench.csv`.
+fn pipeline(
+    a: &BenchArgs,
+    recipes: &[Recipe],
+    threads: usize,
+    slice: Duration,
+    out: &mut impl Write,
+) -> Result<Vec<u8>> {
     writeln!(
         out,
         "cavesweep bench: {} repeats x {:.2} s per figure, {threads} threads, SIMD {}, metrics {}",
@@ -202,7 +240,7 @@ pub fn main(a: BenchArgs) -> Result<()> {
         "vs oracle"
     )?;
     let mut rows: Vec<PresetBench> = Vec::new();
-    for r in &recipes {
+    for r in recipes {
         let b = bench_recipe(r, a.metrics, threads, a.repeats as usize, slice)?;
         writeln!(
             out,
@@ -219,7 +257,6 @@ pub fn main(a: BenchArgs) -> Result<()> {
         )?;
         rows.push(b);
     }
-    let mut files: Vec<(&str, Vec<u8>)> = Vec::new();
     let mut csv = csv::Writer::from_writer(Vec::new());
     csv.write_record([
         "preset",
@@ -266,9 +303,17 @@ pub fn main(a: BenchArgs) -> Result<()> {
         }
         csv.write_record(rec)?;
     }
-    files.push(("bench.csv", csv.into_inner()?));
+    Ok(csv.into_inner()?)
+}
 
-    // Where a cave's time goes, one thread, on the path in use.
+/// Where a cave's time goes, one thread, on the path in use: the stages table on stdout;
+/// returns `stages.csv`.
+fn stages(
+    a: &BenchArgs,
+    recipes: &[Recipe],
+    slice: Duration,
+    out: &mut impl Write,
+) -> Result<Vec<u8>> {
     let simd = Simd::active();
     writeln!(out)?;
     writeln!(
@@ -305,7 +350,7 @@ pub fn main(a: BenchArgs) -> Result<()> {
         "measure_one_min_us",
         "total_min_us",
     ])?;
-    for r in &recipes {
+    for r in recipes {
         let st: Stages = stage_times(r, a.metrics, simd, a.repeats as usize, slice)?;
         for (label, min) in [(r.name.as_str(), false), ("  (min)", true)] {
             let v = st.all().map(|s| if min { s.min } else { s.median });
@@ -320,51 +365,47 @@ pub fn main(a: BenchArgs) -> Result<()> {
         rec.extend(st.all().map(|s| format!("{:.4}", s.min)));
         csv.write_record(rec)?;
     }
-    files.push(("stages.csv", csv.into_inner()?));
+    Ok(csv.into_inner()?)
+}
 
-    if a.paths {
-        let all = Simd::available();
-        writeln!(out)?;
-        writeln!(
-            out,
-            "caves/s per SIMD path, 1 thread (medians of {} repeats; each path forced as \
-             CAVESWEEP_SIMD would)",
-            a.repeats
-        )?;
-        let mut head = format!("{:<15}", "preset");
-        for p in &all {
-            head += &format!(" {:>15}", p.to_string());
-        }
-        writeln!(out, "{head}")?;
-        let mut csv = csv::Writer::from_writer(Vec::new());
-        csv.write_record(["preset", "path", "level", "metrics", "caves_1_median"])?;
-        for r in &recipes {
-            let rates = paths_rates(r, a.metrics, a.repeats as usize, slice)?;
-            let mut line = format!("{:<15}", r.name);
-            for (p, v) in &rates {
-                line += &format!(" {:>15}", human(*v));
-                csv.write_record([
-                    r.name.clone(),
-                    p.to_string(),
-                    p.level().to_string(),
-                    a.metrics.to_string(),
-                    format!("{v:.1}"),
-                ])?;
-            }
-            writeln!(out, "{line}")?;
-        }
-        files.push(("paths.csv", csv.into_inner()?));
+/// Caves/s per SIMD path this CPU runs, one thread: the table on stdout; returns `paths.csv`.
+fn paths(
+    a: &BenchArgs,
+    recipes: &[Recipe],
+    slice: Duration,
+    out: &mut impl Write,
+) -> Result<Vec<u8>> {
+    let all = Simd::available();
+    writeln!(out)?;
+    writeln!(
+        out,
+        "caves/s per SIMD path, 1 thread (medians of {} repeats; each path forced as \
+         CAVESWEEP_SIMD would)",
+        a.repeats
+    )?;
+    let mut head = format!("{:<15}", "preset");
+    for p in &all {
+        head += &format!(" {:>15}", p.to_string());
     }
-    let Some(dir) = &a.out else {
-        return Ok(());
-    };
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    for (name, bytes) in files {
-        let path = dir.join(name);
-        write_atomic(&path, &bytes).with_context(|| format!("cannot write {}", path.display()))?;
-        writeln!(out, "wrote {}", path.display())?;
+    writeln!(out, "{head}")?;
+    let mut csv = csv::Writer::from_writer(Vec::new());
+    csv.write_record(["preset", "path", "level", "metrics", "caves_1_median"])?;
+    for r in recipes {
+        let rates = paths_rates(r, a.metrics, a.repeats as usize, slice)?;
+        let mut line = format!("{:<15}", r.name);
+        for (p, v) in &rates {
+            line += &format!(" {:>15}", human(*v));
+            csv.write_record([
+                r.name.clone(),
+                p.to_string(),
+                p.level().to_string(),
+                a.metrics.to_string(),
+                format!("{v:.1}"),
+            ])?;
+        }
+        writeln!(out, "{line}")?;
     }
-    Ok(())
+    Ok(csv.into_inner()?)
 }
 
 /// `cavesweep bench --grid`.
