@@ -164,97 +164,13 @@ fn metric(flag: &str, s: &str) -> Result<Metric> {
 
 pub fn main(a: SearchArgs) -> Result<()> {
     let threads = super::sweep::check_threads(a.threads)?;
-    let query: Expr = a.query.parse().context("--where")?;
-    let mode = match (a.limit, a.top, &a.by) {
-        (Some(_), Some(_), _) => bail!("--limit and --top: give one of them"),
-        (Some(0), None, _) => bail!("--limit must be at least 1"),
-        (Some(n), None, None) => Mode::Limit(n),
-        (None, Some(0), _) => bail!("--top must be at least 1"),
-        (None, Some(_), None) => bail!("--top needs --by METRIC (the metric to rank by)"),
-        (None, Some(k), Some(by)) => Mode::Top {
-            k,
-            by: metric("--by", by)?,
-            order: match &a.order {
-                None => Order::Desc,
-                Some(o) => o
-                    .parse::<Order>()
-                    .map_err(|e| anyhow::anyhow!("--order: {e}"))?,
-            },
-        },
-        (_, None, Some(_)) => bail!("--by ranks the matches of --top K: give --top too"),
-        (None, None, None) => Mode::All,
-    };
-    if a.order.is_some() && a.top.is_none() {
-        bail!("--order applies to --top: give --top K --by METRIC too");
-    }
-    let extra = match &a.metrics {
-        Some(s) => s.parse::<MetricSet>().context("--metrics")?,
-        None => MetricSet::EMPTY,
-    };
-    let seeds = match (&a.seeds, &a.seeds_from) {
-        (Some(_), Some(_)) => bail!("--seeds and --seeds-from: give one of them"),
-        (None, None) => bail!("give the seeds to search: --seeds A..B or --seeds-from FILE.csv"),
-        (Some(s), None) => Seeds::Range(parse_seeds(s)?),
-        (None, Some(f)) => Seeds::list(read_seeds(f)?)?,
-    };
-    let recipe = a.recipe.recipe()?;
-    let png = a.png_dir.as_ref().map(|dir| PngSpec {
-        dir: dir.clone(),
-        scale: a.scale as usize,
-        replace: a.force,
-    });
-    let spec = SearchSpec {
-        recipe,
-        query,
-        seeds,
-        mode,
-        extra,
-        chunk: a.chunk,
-        png,
-    };
-    let search = Search::new(spec)?;
+    let search = Search::new(spec(&a)?)?;
     if a.explain {
         writeln!(std::io::stdout(), "{}", search.explain())?;
         return Ok(());
     }
-    let (dest, mut prior, what) = match &a.out {
-        Some(path) => {
-            let opened = output::open(
-                &search,
-                path,
-                &recorded_command(),
-                a.force,
-                IfComplete::Verify,
-                threads,
-            )
-            .map_err(out_error)?;
-            let mut f = match opened {
-                Opened::Complete { rows } => {
-                    say!(
-                        "already complete: {rows} rows, {} verified against what the search wrote (nothing searched; --force searches again)",
-                        path.display()
-                    );
-                    return Ok(());
-                }
-                Opened::Open(f) => f,
-            };
-            if f.repaired() {
-                say!(
-                    "cavesweep: repaired: {} did not match what the completed search wrote (missing or changed): searching again",
-                    path.display()
-                );
-            }
-            let prior = f.take_prior();
-            (Dest::File(f), prior, path.display().to_string())
-        }
-        None => {
-            search.create_png_dir()?;
-            (
-                Dest::Stdout(std::io::stdout().lock()),
-                Vec::new(),
-                "stdout".into(),
-            )
-        }
+    let Some((dest, mut prior, what)) = open_dest(&a, &search, threads)? else {
+        return Ok(());
     };
     let writing = Arc::new(Mutex::new(()));
     let stop = stop_on_signals(writing.clone());
@@ -301,6 +217,118 @@ pub fn main(a: SearchArgs) -> Result<()> {
         Dest::File(f) => Some(f),
         Dest::Stdout(_) => None,
     };
+    summary(&a, &report, out, threads)
+}
+
+/// The search the flags describe (the query, mode, seeds and recipe checked here).
+fn spec(a: &SearchArgs) -> Result<SearchSpec> {
+    let query: Expr = a.query.parse().context("--where")?;
+    let mode = match (a.limit, a.top, &a.by) {
+        (Some(_), Some(_), _) => bail!("--limit and --top: give one of them"),
+        (Some(0), None, _) => bail!("--limit must be at least 1"),
+        (Some(n), None, None) => Mode::Limit(n),
+        (None, Some(0), _) => bail!("--top must be at least 1"),
+        (None, Some(_), None) => bail!("--top needs --by METRIC (the metric to rank by)"),
+        (None, Some(k), Some(by)) => Mode::Top {
+            k,
+            by: metric("--by", by)?,
+            order: match &a.order {
+                None => Order::Desc,
+                Some(o) => o
+                    .parse::<Order>()
+                    .map_err(|e| anyhow::anyhow!("--order: {e}"))?,
+            },
+        },
+        (_, None, Some(_)) => bail!("--by ranks the matches of --top K: give --top too"),
+        (None, None, None) => Mode::All,
+    };
+    if a.order.is_some() && a.top.is_none() {
+        bail!("--order applies to --top: give --top K --by METRIC too");
+    }
+    let extra = match &a.metrics {
+        Some(s) => s.parse::<MetricSet>().context("--metrics")?,
+        None => MetricSet::EMPTY,
+    };
+    let seeds = match (&a.seeds, &a.seeds_from) {
+        (Some(_), Some(_)) => bail!("--seeds and --seeds-from: give one of them"),
+        (None, None) => bail!("give the seeds to search: --seeds A..B or --seeds-from FILE.csv"),
+        (Some(s), None) => Seeds::Range(parse_seeds(s)?),
+        (None, Some(f)) => Seeds::list(read_seeds(f)?)?,
+    };
+    let recipe = a.recipe.recipe()?;
+    let png = a.png_dir.as_ref().map(|dir| PngSpec {
+        dir: dir.clone(),
+        scale: a.scale as usize,
+        replace: a.force,
+    });
+    Ok(SearchSpec {
+        recipe,
+        query,
+        seeds,
+        mode,
+        extra,
+        chunk: a.chunk,
+        png,
+    })
+}
+
+/// Where the rows go: `--out`'s file (opened through the library's search-output protocol,
+/// with the chunks an earlier run finished) or stdout, and how to name it. `None`: the file
+/// holds this search, complete and verified; nothing to do.
+fn open_dest<'s>(
+    a: &SearchArgs,
+    search: &'s Search,
+    threads: usize,
+) -> Result<Option<(Dest<'s>, Vec<ChunkRecord>, String)>> {
+    Ok(Some(match &a.out {
+        Some(path) => {
+            let opened = output::open(
+                search,
+                path,
+                &recorded_command(),
+                a.force,
+                IfComplete::Verify,
+                threads,
+            )
+            .map_err(out_error)?;
+            let mut f = match opened {
+                Opened::Complete { rows } => {
+                    say!(
+                        "already complete: {rows} rows, {} verified against what the search wrote (nothing searched; --force searches again)",
+                        path.display()
+                    );
+                    return Ok(None);
+                }
+                Opened::Open(f) => f,
+            };
+            if f.repaired() {
+                say!(
+                    "cavesweep: repaired: {} did not match what the completed search wrote (missing or changed): searching again",
+                    path.display()
+                );
+            }
+            let prior = f.take_prior();
+            (Dest::File(f), prior, path.display().to_string())
+        }
+        None => {
+            search.create_png_dir()?;
+            (
+                Dest::Stdout(std::io::stdout().lock()),
+                Vec::new(),
+                "stdout".into(),
+            )
+        }
+    }))
+}
+
+/// The closing line on stderr (and, for a completed file, its completion mark); an interrupted
+/// search exits 130.
+fn summary(
+    a: &SearchArgs,
+    report: &cavesweep::search::Report,
+    out: Option<Box<OutFile>>,
+    threads: usize,
+) -> Result<()> {
     let resumed = match &out {
         Some(f) if f.resumed() != (0, 0) => {
             let (n, bad) = f.resumed();
