@@ -57,16 +57,24 @@ use crate::simd::{Isa, Lane, PcgKernel, Simd, Task};
 /// Why a fill could not be done.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum FillError {
+    /// A Bernoulli fill probability outside `0.0..=1.0` (or NaN); holds the value given.
     #[error("fill probability {0} is not a number between 0 and 1")]
     BadProbability(f64),
+    /// An exact-count fill asked for more cells of one kind than the grid has.
     #[error(
         "cannot make exactly {count} cells {what} in a {rows}x{cols} grid: it has only {cells} cells"
     )]
     CountTooLarge {
+        /// Cells of kind `what` requested.
         count: usize,
+        /// The kind counted: `"FLOOR"` ([`fill_exact_count`]) or `"WALL"`
+        /// ([`fill_exact_walls`]).
         what: &'static str,
+        /// Rows of the grid being filled.
         rows: usize,
+        /// Columns of the grid being filled.
         cols: usize,
+        /// Cells in the grid, `rows * cols`: the largest `count` accepted.
         cells: usize,
     },
 }
@@ -237,6 +245,8 @@ pub struct Threshold {
 }
 
 impl Threshold {
+    /// Prepare wall probability `p` (`0.0..=1.0`; `1.0` is all WALL, and `p < 2^-64` rounds
+    /// to all FLOOR). Errors with [`FillError::BadProbability`] outside that range or on NaN.
     pub fn new(p: f64) -> Result<Threshold, FillError> {
         check_p(p)?;
         if p == 1.0 {

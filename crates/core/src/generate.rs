@@ -61,6 +61,7 @@ const MAX_BATCH_BYTES: usize = 4 << 20;
 
 /// One generated and measured cave, borrowed from the [`Generator`] until its next run.
 pub struct Cave<'a> {
+    /// The seed this cave was generated from (with the recipe, all it depends on).
     pub seed: u64,
     /// The final grid.
     pub grid: &'a Grid,
@@ -226,6 +227,8 @@ impl Generator {
         Ok(())
     }
 
+    /// The (validated) recipe this generator makes caves of, as last set by
+    /// [`Generator::new`] or [`Generator::set_recipe`].
     pub fn recipe(&self) -> &Recipe {
         &self.recipe
     }
@@ -811,6 +814,7 @@ fn final_walls(trajectory: &[f64], cells: usize) -> u64 {
 /// that rejects a cave on `floor_fraction` pays nothing beyond generating it (the wall count
 /// comes from the trajectory), not the flood fills.
 pub struct Generated<'a> {
+    /// The seed this cave was generated from (with the recipe, all it depends on).
     pub seed: u64,
     /// Wall fraction after the fill, after each pass application, after each post-step.
     pub trajectory: &'a [f64],

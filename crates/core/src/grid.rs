@@ -28,20 +28,44 @@ pub const MAX_CELLS: usize = 1 << 30;
 /// Why a grid could not be made or parsed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum GridError {
+    /// A side is 0 (also: grid text with no non-blank line).
     #[error("grid size {rows}x{cols} is empty: rows and cols must be at least 1")]
-    Empty { rows: usize, cols: usize },
+    Empty {
+        /// Requested number of rows.
+        rows: usize,
+        /// Requested number of columns (cells per row).
+        cols: usize,
+    },
+    /// A side exceeds [`MAX_SIDE`] or `rows * cols` exceeds [`MAX_CELLS`].
     #[error(
         "grid size {rows}x{cols} is too large (each side at most {MAX_SIDE}, at most {MAX_CELLS} cells)"
     )]
-    TooLarge { rows: usize, cols: usize },
+    TooLarge {
+        /// Requested number of rows.
+        rows: usize,
+        /// Requested number of columns (cells per row).
+        cols: usize,
+    },
+    /// A line of [`Grid::from_text`] input is not as long as the first one.
     #[error("grid text line {line}: has {got} cells, expected {expected}")]
     RaggedText {
+        /// 1-based line number, counting non-blank lines only (blank lines are skipped).
         line: usize,
+        /// Characters (cells) on that line, after trimming whitespace.
         got: usize,
+        /// Characters on the first line: the grid's column count.
         expected: usize,
     },
+    /// [`Grid::from_text`] input holds a character other than `#` or `.`.
     #[error("grid text line {line}, column {col}: {ch:?} is not '#' (wall) or '.' (floor)")]
-    BadChar { line: usize, col: usize, ch: char },
+    BadChar {
+        /// 1-based line number, counting non-blank lines only (blank lines are skipped).
+        line: usize,
+        /// 1-based character position within the trimmed line.
+        col: usize,
+        /// The offending character.
+        ch: char,
+    },
 }
 
 /// A rows x cols cave, bit-packed. Cheap to clone (one allocation); reuse with
@@ -70,9 +94,11 @@ impl Grid {
         })
     }
 
+    /// Number of rows (the y extent), 1..=[`MAX_SIDE`].
     pub fn rows(&self) -> usize {
         self.rows
     }
+    /// Number of columns, i.e. cells per row (the x extent), 1..=[`MAX_SIDE`].
     pub fn cols(&self) -> usize {
         self.cols
     }

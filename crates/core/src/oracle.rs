@@ -14,12 +14,16 @@ use crate::simd::{PcgKernel, Simd};
 /// A byte grid: `cells[y * cols + x]` is 1 for WALL, 0 for FLOOR.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ByteGrid {
+    /// Number of rows (the y extent).
     pub rows: usize,
+    /// Number of columns, i.e. cells per row (the x extent).
     pub cols: usize,
+    /// `rows * cols` cells in row-major order, each 1 (WALL) or 0 (FLOOR).
     pub cells: Vec<u8>,
 }
 
 impl ByteGrid {
+    /// An all-FLOOR `rows x cols` grid. Unlike [`Grid::new`] the shape is not checked.
     pub fn new(rows: usize, cols: usize) -> ByteGrid {
         ByteGrid {
             rows,
@@ -42,6 +46,7 @@ impl ByteGrid {
         crate::grid::Grid::from_bytes(self.rows, self.cols, &self.cells).expect("valid shape")
     }
 
+    /// Cell `(y, x)`, which must lie inside the grid: 1 = WALL, 0 = FLOOR.
     #[inline]
     pub fn get(&self, y: usize, x: usize) -> u8 {
         self.cells[y * self.cols + x]
@@ -155,6 +160,7 @@ impl ByteGrid {
         }
     }
 
+    /// Number of WALL cells.
     pub fn count_walls(&self) -> u64 {
         self.cells.iter().map(|&c| c as u64).sum()
     }
@@ -163,6 +169,7 @@ impl ByteGrid {
 /// A cave made by [`cave`]: what [`crate::generate::Generator::run`] returns, by the oracle.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OracleCave {
+    /// The final grid, after every pass and post-step.
     pub grid: ByteGrid,
     /// Wall fraction after the fill, after each pass application, after each post-step.
     pub trajectory: Vec<f64>,

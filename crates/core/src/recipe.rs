@@ -47,12 +47,23 @@ pub enum RecipeError {
     /// The file is not valid TOML or lacks a field (toml's message, which says "TOML").
     #[error("{0}")]
     Toml(String),
+    /// A key's value is invalid or cannot run (from [`Recipe::validate`], [`Recipe::set`] or
+    /// the TOML file's fields).
     #[error("{key}: {msg}")]
-    Key { key: String, msg: String },
+    Key {
+        /// The key at fault, as in [`KEYS`] (`fill`, `spawn`, ...), or `pass N` (1-based) for
+        /// one pass of the list.
+        key: String,
+        /// What is wrong with it, one line.
+        msg: String,
+    },
+    /// The grid shape (`rows`, `cols`) is empty or too large.
     #[error(transparent)]
     Grid(#[from] GridError),
+    /// [`Recipe::set`] got a key that is not in [`KEYS`]; holds the key.
     #[error("unknown --set key {0:?}; known keys: {keys}", keys = KEYS.join(", "))]
     UnknownKey(String),
+    /// [`Recipe::set_kv`] got a string without `=`; holds the whole string.
     #[error("--set {0:?}: expected KEY=VALUE")]
     NotKeyValue(String),
 }
@@ -68,15 +79,24 @@ fn key_err(key: &str, msg: impl fmt::Display) -> RecipeError {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Fill {
     /// Each cell WALL independently with probability `p`.
-    Bernoulli { p: f64 },
+    Bernoulli {
+        /// Wall probability per cell, `0.0..=1.0` (the `fill` key).
+        p: f64,
+    },
     /// All WALL except exactly `floor` FLOOR cells, uniformly placed (NetHack).
-    ExactFloor { floor: usize },
+    ExactFloor {
+        /// Number of FLOOR cells, at most `rows * cols` (the `floor` key).
+        floor: usize,
+    },
 }
 
 /// A cell position, or the grid's centre `(rows / 2, cols / 2)` whatever the shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Point {
+    /// The centre cell `(rows / 2, cols / 2)`, resolved against the grid's shape when used
+    /// (written `center` or `centre`), so it follows `rows`/`cols` overrides.
     Center,
+    /// A fixed cell `(y, x)`: row, then column, both 0-based (written `y,x`).
     At(usize, usize),
 }
 
@@ -128,14 +148,25 @@ pub struct Recipe {
     pub name: String,
     /// Where the recipe comes from and how it deviates from its source.
     pub about: String,
+    /// Grid height in cells, 1..=[`crate::grid::MAX_SIDE`] (`rows * cols` at most
+    /// [`crate::grid::MAX_CELLS`]).
     pub rows: usize,
+    /// Grid width in cells, 1..=[`crate::grid::MAX_SIDE`].
     pub cols: usize,
+    /// How the grid is first filled (the `fill` and `floor` keys).
     pub fill: Fill,
+    /// The random stream the fill draws from; [`RngKind::Numpy`] allows only
+    /// [`Fill::Bernoulli`].
     pub rng: RngKind,
+    /// The smoothing passes, applied in order; `steps` and `rule` overrides change the last.
     pub passes: Vec<Pass>,
+    /// Connectivity repairs applied after the passes, in order (the `post` key).
     pub post: Vec<PostStep>,
+    /// The cell the connectivity and path metrics start from; must lie inside the grid.
     pub spawn: Point,
+    /// The target of `path_length`; `None` leaves that metric NaN. Must lie inside the grid.
     pub exit: Option<Point>,
+    /// Adjacency for components, floods and paths, and for `keep-largest`/`remove-small`.
     pub connectivity: Connectivity,
 }
 

@@ -76,6 +76,7 @@ impl fmt::Display for RngKind {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown RNG kind {got:?}: expected one of \"xoshiro\", \"numpy\"")]
 pub struct UnknownRngKind {
+    /// The name given, as given (not trimmed).
     pub got: String,
 }
 
@@ -234,6 +235,7 @@ pub struct NumpyRandom {
 }
 
 impl NumpyRandom {
+    /// The generator `np.random.default_rng(seed)` makes, in its initial state.
     pub fn new(seed: u64) -> NumpyRandom {
         let (initstate, initseq) = numpy_pcg64_init(seed);
         // numpy's `pcg_setseq_128_srandom_r`.

@@ -10,34 +10,62 @@ use std::str::FromStr;
 /// Why a rule, pass option or pass string was rejected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RuleError {
+    /// The rule text is empty or only whitespace.
     #[error("empty rule: expected something like B5678/S45678")]
     Empty,
+    /// A B/S rule without the `/`; holds the (trimmed) rule text.
     #[error("rule {f0}: missing '/' between the B and S parts (e.g. B5678/S45678)", f0 = crate::quote::quote(.0))]
     MissingSlash(String),
+    /// A B/S rule with more than one `/`; holds the rule text.
     #[error("rule {f0}: one '/' between the B and S parts, not several (e.g. B5678/S45678)", f0 = crate::quote::quote(.0))]
     ExtraSlash(String),
+    /// Text that is neither a B/S rule nor an `R1>=` rule; holds the rule text.
     #[error("rule {f0}: expected B<counts>/S<counts> (e.g. B5678/S45678) or R1>=N[/R2<=M] (e.g. R1>=5/R2<=2)", f0 = crate::quote::quote(.0))]
     Unrecognised(String),
+    /// A part of a B/S rule does not start with its letter (`B` first, `S` second).
     #[error("rule {rule}: part {part} must start with '{expected}'", rule = crate::quote::quote(.rule), part = crate::quote::quote(.part))]
     BadPrefix {
+        /// The whole rule text, trimmed.
         rule: String,
+        /// The offending part (the text before or after the `/`).
         part: String,
+        /// The letter it should start with: `'B'` or `'S'` (either case is accepted).
         expected: char,
     },
+    /// A character after `B` or `S` that is not a digit 0..=8.
     #[error("rule {rule}: {ch:?} is not a neighbour count (counts are the digits 0..8)", rule = crate::quote::quote(.rule))]
-    BadCount { rule: String, ch: char },
+    BadCount {
+        /// The whole rule text, trimmed.
+        rule: String,
+        /// The offending character.
+        ch: char,
+    },
+    /// A neighbour count listed twice in one part (`B556/S5`).
     #[error("rule {rule}: count {digit} appears twice in part {part}", rule = crate::quote::quote(.rule), part = crate::quote::quote(.part))]
     Repeated {
+        /// The whole rule text, trimmed.
         rule: String,
+        /// The repeated count, 0..=8.
         digit: u8,
+        /// The part it appears twice in (`B...` or `S...`).
         part: String,
     },
+    /// A malformed two-radius rule (`R1>=N[/R2<=M]`).
     #[error("rule {rule}: {msg}", rule = crate::quote::quote(.rule))]
-    TwoRadius { rule: String, msg: String },
+    TwoRadius {
+        /// The rule text, trimmed and upper-cased.
+        rule: String,
+        /// What is wrong with it (e.g. the R1 threshold is not 0..=9).
+        msg: String,
+    },
+    /// An [`Outside`] keyword other than `floor`, `wall` or `wrap`; holds the trimmed text.
     #[error("unknown outside mode {f0}: expected floor, wall or wrap", f0 = crate::quote::quote(.0))]
     Outside(String),
+    /// An [`Update`] keyword other than `sync`, `inplace-row-major` or `inplace-col-major`;
+    /// holds the trimmed text.
     #[error("unknown update order {f0}: expected sync, inplace-row-major or inplace-col-major", f0 = crate::quote::quote(.0))]
     Update(String),
+    /// A [`Border`] keyword other than `none` or `solid`; holds the trimmed text.
     #[error("unknown border mode {f0}: expected none or solid", f0 = crate::quote::quote(.0))]
     Border(String),
 }
@@ -48,11 +76,22 @@ pub enum Rule {
     /// Outer-totalistic on the 8 Moore neighbours: bit `k` of `birth` set means a FLOOR cell with
     /// `k` WALL neighbours becomes WALL; bit `k` of `survive` means a WALL cell with `k` WALL
     /// neighbours stays WALL. Written `B5678/S45678`.
-    Moore { birth: u16, survive: u16 },
+    Moore {
+        /// Birth mask: bit `k` (0..=8) set = FLOOR with `k` WALL neighbours becomes WALL.
+        birth: u16,
+        /// Survival mask: bit `k` (0..=8) set = WALL with `k` WALL neighbours stays WALL.
+        survive: u16,
+    },
     /// RogueBasin's two-radius rule: WALL iff `R1 >= r1_min` or (when set) `R2 <= r2_max`, where
     /// R1 counts walls in the 3x3 including the centre and R2 in the 5x5 minus its corners (21
     /// cells). Written `R1>=5/R2<=2` or `R1>=5`.
-    TwoRadius { r1_min: u8, r2_max: Option<u8> },
+    TwoRadius {
+        /// WALL when at least this many of the 3x3 (centre included) are WALL, 0..=9.
+        r1_min: u8,
+        /// Also WALL when at most this many of the 21-cell R2 area are WALL, 0..=21; `None`:
+        /// the R1 test alone.
+        r2_max: Option<u8>,
+    },
 }
 
 impl Rule {
@@ -275,10 +314,16 @@ keyword_enum!(
 /// One smoothing pass: a rule applied `repeat` times with the given modes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Pass {
+    /// The rule applied to every cell.
     pub rule: Rule,
+    /// What cells beyond the grid read as.
     pub outside: Outside,
+    /// Buffered or in place, and in which order.
     pub update: Update,
+    /// Whether the outer ring is forced to WALL after each application.
     pub border: Border,
+    /// Applications of the rule, 0..=[`crate::recipe::MAX_REPEAT`] in a valid recipe (the
+    /// `steps` key sets it on the last pass); each adds one wall-fraction sample.
     pub repeat: u32,
 }
 

@@ -21,12 +21,16 @@ use cavesweep_core::simd::Simd;
 /// Median, minimum and maximum of repeated measurements.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Spread {
+    /// The middle sample (the mean of the two middle ones when the count is even).
     pub median: f64,
+    /// The smallest sample.
     pub min: f64,
+    /// The largest sample.
     pub max: f64,
 }
 
 impl Spread {
+    /// The spread of the samples `v`, in their own unit. Panics if `v` is empty.
     pub fn of(mut v: Vec<f64>) -> Spread {
         assert!(!v.is_empty(), "at least one sample");
         v.sort_by(f64::total_cmp);
@@ -47,12 +51,15 @@ impl Spread {
 /// One preset's figures.
 #[derive(Debug, Clone)]
 pub struct PresetBench {
+    /// The recipe's name (a preset's name when it came from one).
     pub preset: String,
+    /// Cells per cave (`rows * cols`): what turns passes per second into cell updates per second.
     pub cells: usize,
     /// Caves per second, whole pipeline, one thread.
     pub caves_1: Spread,
     /// Caves per second, whole pipeline, `threads` threads.
     pub caves_n: Spread,
+    /// Threads the `caves_n` figure ran on.
     pub threads: usize,
     /// Caves per second of the oracle pipeline (byte grid, scalar loops), one thread.
     pub oracle_caves: Spread,
@@ -210,10 +217,13 @@ pub fn bench_recipe(
 /// median is what a run of that length got.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Stages {
+    /// Filling the grid with random cells.
     pub fill: Spread,
+    /// Running the recipe's cellular-automaton passes.
     pub passes: Spread,
     /// Copying caves out of SIMD lanes to their grids (0 when caves are made one at a time).
     pub copy: Spread,
+    /// The recipe's post-steps (0 when it has none).
     pub post: Spread,
     /// Measuring as the pipeline does: a whole lane batch at once where the recipe allows
     /// (see [`cavesweep_core::generate`]), else cave by cave.

@@ -15,38 +15,62 @@ use cavesweep_core::grid::Grid;
 use cavesweep_core::measure::{Connectivity, Measurer};
 use cavesweep_core::recipe::Recipe;
 
+/// Wall cells (a dark grey-violet).
 pub const WALL: [u8; 3] = [52, 46, 58];
 /// Floor the spawn reaches.
 pub const FLOOR: [u8; 3] = [226, 214, 186];
 /// Floor the spawn cannot reach.
 pub const UNREACHED: [u8; 3] = [86, 180, 233];
+/// The spawn's ring (Okabe-Ito bluish green).
 pub const SPAWN: [u8; 3] = [0, 158, 115];
+/// The exit's diamond (Okabe-Ito orange).
 pub const EXIT: [u8; 3] = [230, 159, 0];
 const OUTLINE: [u8; 3] = [0, 0, 0];
 
 /// Why a picture could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
+    /// Reading the file already at `path` or writing the picture there failed.
     #[error("cannot write {path}")]
     Io {
+        /// The picture's path, as displayed.
         path: String,
+        /// What the operating system reported.
         source: std::io::Error,
     },
+    /// The PNG encoder refused the pixels.
     #[error("cannot encode PNG {path}: {msg}")]
-    Png { path: String, msg: String },
+    Png {
+        /// The picture's path, as displayed (empty when [`png_bytes`] encodes in memory).
+        path: String,
+        /// The encoder's message.
+        msg: String,
+    },
+    /// The picture would have more than [`MAX_PIXELS`] pixels (found by [`check_size`] before
+    /// anything is generated).
     #[error(
         "a {rows}x{cols} cave at {scale} pixels per cell is a {width}x{height}-pixel picture, \
          over the limit of {MAX_PIXELS} pixels: give a smaller --scale"
     )]
     TooLarge {
+        /// The cave's rows.
         rows: usize,
+        /// The cave's columns.
         cols: usize,
+        /// Pixels per cell asked for (`--scale`, at least 1).
         scale: usize,
+        /// The picture's width in pixels (`cols * scale`).
         width: u64,
+        /// The picture's height in pixels (`rows * scale`).
         height: u64,
     },
+    /// Without `force`, a different file is already at `path` (a rerun that would write the
+    /// same bytes is not refused).
     #[error("{path} exists and holds another picture")]
-    Exists { path: String },
+    Exists {
+        /// The picture's path, as displayed.
+        path: String,
+    },
 }
 
 impl RenderError {
@@ -81,8 +105,12 @@ pub fn check_size(rows: usize, cols: usize, scale: usize) -> Result<(), RenderEr
 /// floor the spawn reaches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Marks {
+    /// The spawn cell as `(row, column)`, marked by a ring; `None` marks none and leaves all floor
+    /// unreached.
     pub spawn: Option<(usize, usize)>,
+    /// The exit cell as `(row, column)`, marked by a diamond; `None` when the recipe has no exit.
     pub exit: Option<(usize, usize)>,
+    /// The adjacency (4 or 8 neighbours) that decides which floor the spawn reaches.
     pub connectivity: Connectivity,
 }
 

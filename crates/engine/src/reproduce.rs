@@ -18,18 +18,26 @@ use cavesweep_core::rng::RngKind;
 /// Per-step statistics of the wall fraction over all seeds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepStats {
+    /// Smoothing steps done: 0 is the grid right after the fill.
     pub step: usize,
+    /// Mean wall fraction (walls / cells, 0..=1) over the seeds.
     pub mean: f64,
+    /// Sample standard deviation of the wall fraction (divided by `n - 1`).
     pub sd: f64,
+    /// Lowest wall fraction of any seed.
     pub min: f64,
+    /// Highest wall fraction of any seed.
     pub max: f64,
 }
 
 /// The measured outcome of one variant.
 #[derive(Debug, Clone)]
 pub struct VariantRun {
+    /// The preset's name (`chapter-strict` or `classic-4-5` in the chapter's comparison).
     pub preset: String,
+    /// Smoothing steps each cave got (the recipe's `steps`, overridden).
     pub steps: u32,
+    /// Seeds run: `0..seeds`, with numpy's RNG.
     pub seeds: u64,
     /// Step 0 = after the fill.
     pub trajectory: Vec<StepStats>,
@@ -42,6 +50,7 @@ pub struct VariantRun {
 }
 
 impl VariantRun {
+    /// The wall-fraction statistics after the last step.
     pub fn final_stats(&self) -> &StepStats {
         self.trajectory.last().expect("at least the fill")
     }

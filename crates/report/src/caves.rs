@@ -27,12 +27,17 @@ pub const SCAN: u64 = 256;
 /// Which role a cave plays in the report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
+    /// The seed whose final wall fraction is nearest the point's median.
     Typical,
+    /// The passing cave (by the sweep's gate) nearest the median.
     Passing,
+    /// The failing cave (by the sweep's gate) nearest the median.
     Failing,
 }
 
 impl Role {
+    /// The role's word in picture file names (`img/cave-<point>-<name>.png`), captions and
+    /// `caves.csv`: `typical`, `passing` or `failing`.
     pub fn name(self) -> &'static str {
         match self {
             Role::Typical => "typical",
@@ -45,6 +50,7 @@ impl Role {
 /// A chosen cave.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Pick {
+    /// The cave's seed (regenerated from the point's recipe to draw it).
     pub seed: u64,
     /// Its final wall fraction.
     pub wall: f64,
@@ -53,17 +59,26 @@ pub struct Pick {
 /// The caves chosen for one grid point.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PointPicks {
+    /// The grid point, an index into [`Sweep::points`].
     pub point: usize,
     /// The median the typical cave is nearest to.
     pub median: f64,
-    /// How the median and candidates were found, for the captions.
+    /// How the median and candidates were found, for the captions: `true` = over every seed's
+    /// row in `seeds.csv`; `false` = the sweep's p50 (else the scan's median) and the first
+    /// [`SCAN`] seeds regenerated (plus kept rows with `--per-seed kept`).
     pub exact: bool,
+    /// The typical cave (there always is one).
     pub typical: Pick,
+    /// The passing cave nearest the median; `None` when no candidate passed or pass/fail is
+    /// unknown (no gate, or one this version cannot evaluate).
     pub passing: Option<Pick>,
+    /// The failing cave nearest the median; `None` when no candidate failed or pass/fail is
+    /// unknown.
     pub failing: Option<Pick>,
 }
 
 impl PointPicks {
+    /// The pick for `role`: always `Some` for [`Role::Typical`].
     pub fn get(&self, role: Role) -> Option<Pick> {
         match role {
             Role::Typical => Some(self.typical),

@@ -25,8 +25,11 @@ use super::canvas::Canvas;
 /// A rendered picture.
 #[derive(Debug, Clone)]
 pub struct Png {
+    /// Width in pixels.
     pub width: u32,
+    /// Height in pixels.
     pub height: u32,
+    /// The encoded PNG file, ready to write.
     pub bytes: Vec<u8>,
 }
 
@@ -68,11 +71,14 @@ pub fn series_color(k: usize, n: usize) -> RGBColor {
 /// A sequential colour map.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ColorMap {
+    /// Viridis (dark purple to yellow): pass rates, on a fixed 0..1 scale.
     Viridis,
+    /// Cividis (dark blue to yellow): metric means, from their lowest to highest value.
     Cividis,
 }
 
 impl ColorMap {
+    /// The map's lower-case name (`viridis`, `cividis`), as the page's text calls it.
     pub fn name(self) -> &'static str {
         match self {
             ColorMap::Viridis => "viridis",
@@ -220,22 +226,31 @@ fn label_stride(n: usize, length: f64, widest: f64) -> usize {
 pub struct Panel {
     /// Shown above the panel (the values of the keys beyond the first two).
     pub title: Option<String>,
+    /// One value per cell, `x + y * nx` with `nx = x_values.len()` of the [`Heatmap`];
+    /// `nx * ny` entries.
     pub values: Vec<f64>,
 }
 
 /// Heatmaps over two axes, one panel per value of the further axes, sharing a colour scale.
 #[derive(Debug, Clone)]
 pub struct Heatmap {
+    /// Bold line above the panels (plain text).
     pub title: String,
     /// A smaller second line under the title (a gate's expression).
     pub subtitle: Option<String>,
+    /// Name of the key across (the x axis description).
     pub x_key: String,
+    /// Tick labels of the columns, left to right (`nx` of them).
     pub x_values: Vec<String>,
+    /// Name of the key up (the y axis description).
     pub y_key: String,
+    /// Tick labels of the rows, bottom to top (`ny` of them).
     pub y_values: Vec<String>,
+    /// The panels, in reading order, all on the same scale.
     pub panels: Vec<Panel>,
     /// The colour scale's ends (a pass rate uses 0..1 whatever the data).
     pub range: (f64, f64),
+    /// The colour map of the cells and the scale.
     pub map: ColorMap,
     /// Label of the colour scale.
     pub legend: String,
@@ -475,8 +490,12 @@ fn color_bar(area: &Area, h: &Heatmap, height: u32) -> DrawResult {
 /// One line with a band: the mean and its p05-p95 range per x.
 #[derive(Debug, Clone)]
 pub struct Band {
+    /// The series' name in the legend.
     pub label: String,
+    /// X coordinate of each point (category index for [`XAxis::Categories`]); a non-finite
+    /// value breaks the line there.
     pub x: Vec<f64>,
+    /// The line's y value at each `x` (NaN breaks the line).
     pub mean: Vec<f64>,
     /// `None`: a line without a band.
     pub lo_hi: Option<(Vec<f64>, Vec<f64>)>,
@@ -496,15 +515,23 @@ pub enum XAxis {
 /// A line chart of one or more [`Band`]s.
 #[derive(Debug, Clone)]
 pub struct Lines {
+    /// Bold caption above the plot (plain text).
     pub title: String,
+    /// Label of the x axis.
     pub x_desc: String,
+    /// Label of the y axis.
     pub y_desc: String,
+    /// How the x axis is ranged and labelled.
     pub x_axis: XAxis,
+    /// The lines, coloured in order by [`series_color`].
     pub series: Vec<Band>,
     /// Fixed y range (a pass rate: 0..1); `None` fits the data.
     pub y_range: Option<(f64, f64)>,
+    /// Width of the plot in pixels; a legend adds its own column to the right of it.
     pub width: u32,
+    /// Height of the picture in pixels.
     pub height: u32,
+    /// Draw a legend of the series' labels (only when there are two or more series).
     pub legend: bool,
 }
 
@@ -704,6 +731,7 @@ fn band_runs(x: &[f64], lo: &[f64], hi: &[f64]) -> Vec<Vec<(f64, f64)>> {
 /// Small multiples of bar charts: the share of caves per component count, one panel per point.
 #[derive(Debug, Clone)]
 pub struct Histograms {
+    /// Bold line above the panels (plain text).
     pub title: String,
     /// (panel title, (component count, caves) ascending).
     pub panels: Vec<(String, Vec<(u64, u64)>)>,

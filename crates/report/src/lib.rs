@@ -1,6 +1,6 @@
-//! cavesweep-report (`cavesweep report`): a sweep folder made into pictures and tables a person reads in the
-//! morning: `index.html` (one self-contained page, images beside it in `img/`) and `README.md`
-//! with the same content for a forge.
+//! cavesweep-report (`cavesweep report`): a sweep folder made into pictures and tables a person
+//! reads in the morning: `index.html` (one self-contained page, images beside it in `img/`) and
+//! `README.md` with the same content for a forge.
 //!
 //! - [`model`]: the sweep folder parsed into a small in-memory model (manifest + CSV files);
 //! - [`chart`]: heatmaps, line charts with bands, histograms (plotters, bundled font);
@@ -12,6 +12,8 @@
 //! per value of further keys), as line charts for one varied key, as a table for one point;
 //! then the wall-fraction trajectories, component-count histograms, typical/passing/failing
 //! caves, and the best grid points with the command that re-runs one.
+
+#![warn(missing_docs)]
 
 pub mod canvas;
 pub mod caves;
@@ -42,8 +44,11 @@ pub enum ReportError {
     /// The report could not be written.
     #[error("{0}")]
     Output(String),
+    /// A chart or cave picture could not be drawn or encoded as PNG.
     #[error("cannot draw a picture: {0}")]
     Render(String),
+    /// An [`Options::points`] filter is malformed, names a key the sweep does not vary, or
+    /// matches no grid point (or the sweep varies no key at all).
     #[error("--points {0}")]
     Points(String),
 }
@@ -63,8 +68,11 @@ pub struct Options {
 /// What [`write()`] wrote.
 #[derive(Debug, Clone)]
 pub struct Written {
+    /// Path of the report's `index.html` (inside [`Options::out`]).
     pub index: PathBuf,
+    /// Number of PNG pictures written to `img/` (charts and caves).
     pub images: usize,
+    /// Number of grid points in the sweep (all of them, with statistics or not).
     pub points: usize,
     /// One line on how complete the sweep is.
     pub status: String,
@@ -405,7 +413,6 @@ fn status_line(s: &Sweep) -> String {
     }
 }
 
-/// The highlighted note for a folder that is not one finished, whole sweep.
 /// The report's notice: [`progress_notice`], and the damaged store records left out.
 fn notice(s: &Sweep) -> Option<String> {
     let damaged = match s.progress.damaged.len() {
@@ -433,6 +440,7 @@ fn notice(s: &Sweep) -> Option<String> {
     }
 }
 
+/// The highlighted note for a folder that is not one finished, whole sweep.
 fn progress_notice(s: &Sweep) -> Option<String> {
     let done = s.done_points();
     if let Some(k) = &s.shard {

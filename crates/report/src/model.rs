@@ -22,23 +22,33 @@ use cavesweep_engine::sweep::vary::{self, Vary};
 /// One varied recipe key and its values, in grid order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Axis {
+    /// The recipe key varied (one of [`cavesweep_core::recipe::KEYS`], e.g. `fill`).
     pub key: String,
+    /// Its values in grid order, as the CSV files write them (at least one).
     pub values: Vec<String>,
 }
 
 /// Statistics of one quantity over a grid point's caves; NaN where the file had no value.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Stat {
+    /// Mean over the caves.
     pub mean: f64,
+    /// Sample standard deviation (n - 1 denominator; 0 for a single cave).
     pub sd: f64,
+    /// Smallest value.
     pub min: f64,
+    /// 5th percentile (the sweep's histogram quantile, within 0.1%).
     pub p05: f64,
+    /// Median (histogram quantile, within 0.1%); the typical cave's target in [`crate::caves`].
     pub p50: f64,
+    /// 95th percentile (histogram quantile, within 0.1%).
     pub p95: f64,
+    /// Largest value.
     pub max: f64,
 }
 
 impl Stat {
+    /// Every statistic NaN: what a point without statistics shows.
     pub const EMPTY: Stat = Stat {
         mean: f64::NAN,
         sd: f64::NAN,
@@ -73,7 +83,9 @@ impl GateCol {
 /// One `summary.csv` row.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Summary {
+    /// Caves measured at this point (the `seeds` column).
     pub seeds: u64,
+    /// Caves that passed the sweep's unnamed gate (the `passed` column).
     pub passed: u64,
     /// Per [`Sweep::gates`].
     pub rates: Vec<f64>,
@@ -101,9 +113,13 @@ pub struct Point {
 /// How far the sweep got, from the manifest's `progress` block.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Progress {
+    /// The manifest says the sweep finished (`false` when it says nothing).
     pub complete: bool,
+    /// Chunks of work finished, if known (the store's count when the sweep is still running).
     pub chunks_done: Option<u64>,
+    /// Chunks of work in the whole sweep, if known.
     pub chunks_total: Option<u64>,
+    /// Caves finished so far, over every grid point (of this shard's share), if known.
     pub seeds_done: Option<u64>,
     /// Grid points whose store record is damaged (a running sweep's store): not shown.
     pub damaged: Vec<u64>,
@@ -112,6 +128,7 @@ pub struct Progress {
 /// A sweep, as the report sees it. See the module docs.
 #[derive(Debug, Clone)]
 pub struct Sweep {
+    /// The sweep folder read (file names in messages are relative to it).
     pub dir: PathBuf,
     /// cavesweep version that wrote the manifest.
     pub version: Option<String>,
@@ -121,14 +138,20 @@ pub struct Sweep {
     pub shard: Option<String>,
     /// The base recipe, as TOML (exactly as recorded).
     pub recipe_toml: String,
+    /// The base recipe, parsed; [`Sweep::point_recipe`] applies a point's values to it.
     pub recipe: Recipe,
+    /// The varied keys, first varying slowest; empty for a one-point sweep.
     pub axes: Vec<Axis>,
+    /// The seeds every grid point runs (the same range at each point).
     pub seeds: Range<u64>,
     /// The sweep's gate expression; empty when there is none.
     pub gate: String,
     /// `all`, `kept` or `none`: which caves have a row in `seeds.csv`.
     pub per_seed: String,
+    /// How far the sweep got.
     pub progress: Progress,
+    /// The pass-rate columns, in `summary.csv` order ([`Summary::rates`] follows it); before
+    /// `summary.csv` is read, just the manifest's gate (if any).
     pub gates: Vec<GateCol>,
     /// Gate clauses with a `fail[...]` column.
     pub clauses: Vec<String>,
@@ -143,6 +166,7 @@ pub struct Sweep {
 /// One `seeds.csv` row, reduced to what the report uses.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SeedRow {
+    /// The cave's seed.
     pub seed: u64,
     /// Final wall fraction; NaN when the sweep did not compute it.
     pub wall: f64,

@@ -10,29 +10,42 @@ use std::fmt::Write;
 pub struct Figure {
     /// Path relative to the page.
     pub path: String,
+    /// Alternative text of the image (plain text, escaped in HTML).
     pub alt: String,
+    /// Width of the PNG in pixels (the `<img>` size, so the page does not reflow on load).
     pub width: u32,
+    /// Height of the PNG in pixels.
     pub height: u32,
+    /// Text under the picture (may hold `code spans`); `None` for none.
     pub caption: Option<String>,
 }
 
 /// One block of the page.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Block {
+    /// The page title (`<h1>`, `#`); the first one is also the HTML `<title>`.
     Title(String),
+    /// A section heading (`<h2>`, `##`).
     Heading(String),
+    /// A subsection heading (`<h3>`, `###`).
     Subheading(String),
+    /// A paragraph of inline text.
     Para(String),
     /// A highlighted paragraph (an unfinished sweep, a shard).
     Notice(String),
+    /// Preformatted text shown verbatim (a command line), no `code spans` inside.
     Code(String),
+    /// One picture on its own.
     Image(Figure),
     /// Pictures side by side, wrapping.
     Strip(Vec<Figure>),
     /// Header row and rows; `numeric[i]` right-aligns column i.
     Table {
+        /// Column headings (inline text).
         head: Vec<String>,
+        /// Body rows, each a list of cells (inline text), in column order.
         rows: Vec<Vec<String>>,
+        /// Per column: right-align it (numbers); missing entries mean left-aligned.
         numeric: Vec<bool>,
     },
 }

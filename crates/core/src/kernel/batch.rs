@@ -124,9 +124,11 @@ impl<'a, V: Lane> LaneGrid<'a, V> {
         }
     }
 
+    /// Rows of every cave in the batch.
     pub fn rows(&self) -> usize {
         self.rows
     }
+    /// Columns (cells per row) of every cave in the batch.
     pub fn cols(&self) -> usize {
         self.cols
     }

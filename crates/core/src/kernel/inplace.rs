@@ -47,6 +47,7 @@ pub struct InplaceScratch {
 }
 
 impl InplaceScratch {
+    /// Empty scratch; nothing is allocated until the first column-major step.
     pub fn new() -> InplaceScratch {
         InplaceScratch::default()
     }

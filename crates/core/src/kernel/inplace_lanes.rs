@@ -26,9 +26,15 @@ use crate::simd::Lane;
 /// whether the border is forced to WALL after the step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ColMajor {
+    /// Birth mask of the Moore rule: bit `k` set = a FLOOR cell with `k` WALL neighbours
+    /// becomes WALL (as in [`Rule::Moore`]).
     pub birth: u16,
+    /// Survival mask of the Moore rule: bit `k` set = a WALL cell with `k` WALL neighbours
+    /// stays WALL.
     pub survive: u16,
+    /// Cells outside the grid read as WALL (`true`, [`Outside::Wall`]) or FLOOR (`false`).
     pub wall: bool,
+    /// The outer ring is forced to WALL after the step ([`Border::Solid`]).
     pub solid: bool,
 }
 

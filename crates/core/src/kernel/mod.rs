@@ -236,6 +236,7 @@ impl Stepper {
         }
     }
 
+    /// The SIMD path this stepper's kernels run on.
     pub fn simd(&self) -> Simd {
         self.simd
     }

@@ -31,13 +31,21 @@ use crate::kernel::batch::LaneBuf;
 /// A unit of measuring work. See the module docs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Stage {
+    /// One popcount pass over the grid: `wall_fraction`, `floor_fraction`.
     Count,
+    /// The FLOOR bit plane the floods and BFS read; yields no metric by itself.
     Plane,
+    /// Popcounts over the plane: `boundary`.
     Boundary,
+    /// The spawn's flood fill: `connected_fraction`.
     Spawn,
+    /// Flood fills of every other component: `components`, `largest_fraction`.
     Label,
+    /// Erosion and dilation of the spawn's component: `min_width`.
     Width,
+    /// BFS from the spawn, stopped at the exit: `path_length`.
     Path,
+    /// BFS from the spawn to the end: `reach_depth` (and `path_length`).
     Depth,
 }
 

@@ -37,32 +37,57 @@ use metrics::{Bfs, MinWidth};
 /// Why a measurement setting could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MeasureError {
+    /// A name that is not one of [`Metric::name`]'s (parsing a [`Metric`] or [`MetricSet`]).
     #[error("unknown metric {name:?}; valid metrics: {valid}")]
-    UnknownMetric { name: String, valid: String },
+    UnknownMetric {
+        /// The name given, trimmed.
+        name: String,
+        /// Every valid metric name, comma-separated in column order (for the message).
+        valid: String,
+    },
+    /// A [`MetricSet`] string that is empty or only whitespace.
     #[error("empty metric list (give metric names separated by ',' or \"all\")")]
     EmptyMetricList,
+    /// A [`Connectivity`] string other than `4` or `8`; holds the trimmed text.
     #[error("connectivity {0:?} is not \"4\" or \"8\"")]
     BadConnectivity(String),
+    /// [`MeasureConfig::validate`]: the spawn cell is not inside the grid.
     #[error("spawn ({y}, {x}) is outside the {rows}x{cols} grid")]
     SpawnOutside {
+        /// Row of the spawn.
         y: usize,
+        /// Column of the spawn.
         x: usize,
+        /// Rows of the grid it was checked against.
         rows: usize,
+        /// Columns of the grid it was checked against.
         cols: usize,
     },
+    /// [`MeasureConfig::validate`]: the exit cell is not inside the grid.
     #[error("exit ({y}, {x}) is outside the {rows}x{cols} grid")]
     ExitOutside {
+        /// Row of the exit.
         y: usize,
+        /// Column of the exit.
         x: usize,
+        /// Rows of the grid it was checked against.
         rows: usize,
+        /// Columns of the grid it was checked against.
         cols: usize,
     },
+    /// A [`PostStep`] string that names no post-step; holds the trimmed text.
     #[error(
         "post-step {0:?} not understood; expected \"keep-largest\", \"remove-small N\" (or \"remove-small:N\") or \"bridge\""
     )]
     BadPostStep(String),
+    /// `remove-small` with an argument that is not a `u32` cell count.
     #[error("post-step {step:?}: {value:?} is not a cell count (a whole number >= 0)")]
-    BadPostStepCount { step: String, value: String },
+    BadPostStepCount {
+        /// The whole post-step text, trimmed (e.g. `remove-small x`).
+        step: String,
+        /// The argument that failed to parse, trimmed.
+        value: String,
+    },
 }
 
 macro_rules! metrics {
@@ -143,22 +168,29 @@ impl FromStr for Metric {
 pub struct MetricSet(u32);
 
 impl MetricSet {
+    /// No metric: measuring computes nothing (every value stays NaN).
     pub const EMPTY: MetricSet = MetricSet(0);
+    /// Every [`Metric`] (what the string `"all"` parses to).
     pub const ALL: MetricSet = MetricSet((1 << Metric::COUNT) - 1);
 
+    /// Whether `m` is in the set.
     pub fn contains(self, m: Metric) -> bool {
         self.0 & (1 << m.index()) != 0
     }
+    /// Add `m` to the set in place (no-op if present).
     pub fn insert(&mut self, m: Metric) {
         self.0 |= 1 << m.index();
     }
+    /// The set plus `m`, by value (builder style: `MetricSet::EMPTY.with(a).with(b)`).
     pub fn with(mut self, m: Metric) -> MetricSet {
         self.insert(m);
         self
     }
+    /// The metrics in either set.
     pub fn union(self, other: MetricSet) -> MetricSet {
         MetricSet(self.0 | other.0)
     }
+    /// Whether the set holds no metric.
     pub fn is_empty(self) -> bool {
         self.0 == 0
     }
@@ -238,11 +270,15 @@ impl fmt::Display for Connectivity {
 /// What to measure and from where.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MeasureConfig {
+    /// Adjacency of FLOOR cells for components, the spawn's flood and the path metrics
+    /// (`boundary` always counts 4-adjacent pairs).
     pub connectivity: Connectivity,
     /// `(y, x)` of the spawn.
     pub spawn: (usize, usize),
     /// `(y, x)` of the exit, for `path_length`.
     pub exit: Option<(usize, usize)>,
+    /// The metrics [`Measurer::measure`] computes (the rest stay NaN); for a [`Lazy`] view, the
+    /// ones it may be asked for.
     pub metrics: MetricSet,
 }
 
@@ -288,6 +324,8 @@ pub struct Measurer {
 }
 
 impl Measurer {
+    /// An empty measurer on the process's SIMD path ([`crate::simd::Simd::active`]); its
+    /// scratch grows on first use.
     pub fn new() -> Measurer {
         Measurer::default()
     }

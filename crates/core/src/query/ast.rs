@@ -11,11 +11,17 @@ use crate::measure::{Metric, MetricSet, Values};
 /// A comparison operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CmpOp {
+    /// `<`
     Lt,
+    /// `<=`
     Le,
+    /// `>`
     Gt,
+    /// `>=`
     Ge,
+    /// `==` (exact float equality)
     Eq,
+    /// `!=` (the one operator a NaN passes)
     Ne,
 }
 
@@ -30,6 +36,7 @@ impl CmpOp {
         CmpOp::Ne,
     ];
 
+    /// The operator as written in queries and in `fail[...]` column names, e.g. `"<="`.
     pub fn as_str(self) -> &'static str {
         match self {
             CmpOp::Lt => "<",
@@ -59,8 +66,11 @@ impl CmpOp {
 /// One leaf comparison `metric op value` (a "clause"). `value` is always finite.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Clause {
+    /// The metric whose value is compared (the left-hand side).
     pub metric: Metric,
+    /// How it is compared.
     pub op: CmpOp,
+    /// The constant on the right-hand side; finite (the parser rejects anything else).
     pub value: f64,
 }
 
@@ -101,7 +111,9 @@ impl fmt::Display for Clause {
 /// A query expression.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expr {
+    /// A leaf comparison, `metric op value`.
     Cmp(Clause),
+    /// `!e`: holds when the child does not.
     Not(Box<Expr>),
     /// Two or more children, all of which must hold.
     And(Vec<Expr>),

@@ -64,7 +64,10 @@ impl Node {
 /// One `--gate` argument: an expression, named (`NAME=EXPR`) or not.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GateArg {
+    /// The gate's name (`NAME` of `NAME=EXPR`: letters, digits, `_` and `-`, not a metric
+    /// name); `None` for an unnamed argument, which [`Gate::new`] ANDs into the unnamed gate.
     pub name: Option<String>,
+    /// The parsed query the gate tests each cave with.
     pub expr: Expr,
 }
 

@@ -18,6 +18,8 @@ pub struct QueryError {
     pub query: String,
     /// 1-based character column of the problem; 0 when it concerns the whole query.
     pub column: usize,
+    /// What is wrong, without the query or column (those are added when it is displayed),
+    /// e.g. `expected a comparison ... found the end of the query`.
     pub message: String,
 }
 

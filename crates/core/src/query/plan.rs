@@ -28,6 +28,7 @@ use crate::measure::{Metric, MetricSet, Stage, Values};
 /// chain: a flood needs the floor plane, and so on).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Costs {
+    /// Nanoseconds per cave for each metric, indexed by [`Metric::index`].
     pub ns: [f64; Metric::COUNT],
 }
 
@@ -51,6 +52,7 @@ impl Costs {
         Costs { ns }
     }
 
+    /// Cost of `m` from scratch, ns per cave.
     pub fn of(&self, m: Metric) -> f64 {
         self.ns[m.index()]
     }
@@ -65,6 +67,7 @@ impl Costs {
 /// One clause of a plan as `search --explain` shows it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ClauseInfo {
+    /// The clause itself (one entry per distinct clause of the query).
     pub clause: Clause,
     /// Cost of its metric from scratch, ns per cave.
     pub cost_ns: f64,

@@ -47,7 +47,9 @@ pub unsafe trait Lane:
     /// `W8`): the kernels then prefer forms such as [`Lane::maj`] that need it, and otherwise
     /// forms that share intermediate results.
     const TERNLOG: bool = false;
+    /// Every bit 0 (all FLOOR).
     const ZERO: Self;
+    /// Every bit 1 (all WALL; `!ZERO`).
     const ONES: Self;
     /// Every word `x`.
     fn splat(x: u64) -> Self;

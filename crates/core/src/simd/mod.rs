@@ -42,15 +42,21 @@ use std::sync::OnceLock;
 /// runs every lower one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Level {
+    /// One 64-bit word per vector; runs on any target (the only level off x86-64).
     Scalar,
+    /// 128-bit vectors, the x86-64 baseline.
     Sse2,
+    /// 256-bit vectors with the x86-64-v3 features (AVX2, BMI1/2, ...).
     Avx2,
+    /// 512-bit vectors: AVX-512 F/BW/CD/DQ/VL.
     Avx512,
 }
 
 impl Level {
+    /// Every level, lowest first.
     pub const ALL: [Level; 4] = [Level::Scalar, Level::Sse2, Level::Avx2, Level::Avx512];
 
+    /// The level's name in `CAVESWEEP_SIMD` and reports: `scalar`, `sse2`, `avx2`, `avx512`.
     pub fn name(self) -> &'static str {
         match self {
             Level::Scalar => "scalar",
@@ -80,15 +86,22 @@ impl std::str::FromStr for Level {
 /// A compiled clone: a [`Level`] and the variant of it the CPU gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Path {
+    /// The scalar clone (level `scalar`).
     Scalar,
+    /// The SSE2 clone (level `sse2`).
     Sse2,
+    /// Level `avx2` without `pdep`/`pext` (microcoded on AMD before Zen 3).
     Avx2SlowPdep,
+    /// Level `avx2` using `pdep`/`pext`.
     Avx2,
+    /// Level `avx512` with the base AVX-512 features only (Skylake-X).
     Avx512,
+    /// Level `avx512` plus VBMI/VBMI2/VPOPCNTDQ/BITALG and GFNI (Ice Lake, Zen 4 and later).
     Avx512Vbmi2,
 }
 
 impl Path {
+    /// The level this clone belongs to.
     pub fn level(self) -> Level {
         match self {
             Path::Scalar => Level::Scalar,
@@ -98,6 +111,8 @@ impl Path {
         }
     }
 
+    /// The clone's name in reports (the "path" column of the module table), e.g.
+    /// `avx2-slow-pdep`.
     pub fn name(self) -> &'static str {
         match self {
             Path::Scalar => "scalar",
@@ -113,10 +128,17 @@ impl Path {
 /// Why a requested SIMD level cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SimdError {
+    /// The text names no [`Level`]; holds it as given.
     #[error("CAVESWEEP_SIMD={0:?} is not one of avx512, avx2, sse2, scalar")]
     Unknown(String),
+    /// The level exists but this CPU (or target) cannot run it.
     #[error("CAVESWEEP_SIMD={want}: this CPU does not support it (best available: {best})")]
-    Unsupported { want: Level, best: Level },
+    Unsupported {
+        /// The level asked for.
+        want: Level,
+        /// The best level this CPU runs ([`Cpu::best`]).
+        best: Level,
+    },
 }
 
 /// What the CPU offers, as far as our clones care.
@@ -332,10 +354,12 @@ impl Simd {
         v
     }
 
+    /// The level of this path (what `CAVESWEEP_SIMD` names).
     pub fn level(self) -> Level {
         self.path.level()
     }
 
+    /// The compiled clone this `Simd` runs.
     pub fn path(self) -> Path {
         self.path
     }
@@ -392,12 +416,16 @@ fn baseline<T: Task, I: Isa>(task: T) -> T::Output {
 /// `#[inline(always)]` (and keep everything hot below it inlined) so that it is compiled into
 /// each clone with that clone's instructions.
 pub trait Task {
+    /// What the computation returns.
     type Output;
+    /// Run the computation with `I`'s vector types and instructions; called by [`Simd::run`]
+    /// inside the clone for `I::PATH`. Must be `#[inline(always)]`.
     fn run<I: Isa>(self) -> Self::Output;
 }
 
 /// What a clone offers the generic code: vector widths and the optional instructions.
 pub trait Isa: 'static {
+    /// The clone this ISA is compiled into.
     const PATH: Path;
     /// One word of each cave of a batch (lanes across caves).
     type Lanes: Lane;

@@ -64,6 +64,7 @@ impl PcgKernel {
         PcgKernel::Ifma,
     ];
 
+    /// The kernel's name in reports and benchmarks: `scalar`, `avx2`, `avx512`, `avx512-ifma`.
     pub fn name(self) -> &'static str {
         match self {
             PcgKernel::Scalar => "scalar",

@@ -36,7 +36,10 @@ pub fn process_cpu_seconds() -> f64 {
 /// A throughput measured both ways: per wall-clock second and per CPU-second.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rate {
+    /// Items per wall-clock second.
     pub wall: f64,
+    /// Items per CPU-second of the whole process (all threads); NaN if the CPU clock could not
+    /// be read.
     pub cpu: f64,
 }
 
@@ -53,11 +56,14 @@ impl Rate {
 /// Wall and CPU spreads of repeated rates.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rates {
+    /// Spread of the per-wall-clock-second rates.
     pub wall: Spread,
+    /// Spread of the per-CPU-second rates.
     pub cpu: Spread,
 }
 
 impl Rates {
+    /// Median, minimum and maximum of `v`, wall and CPU separately. Panics if `v` is empty.
     pub fn of(v: &[Rate]) -> Rates {
         Rates {
             wall: Spread::of(v.iter().map(|r| r.wall).collect()),
@@ -122,14 +128,19 @@ pub fn search_rate(s: &Search, threads: usize) -> Result<Rate, SearchError> {
 /// The rejecting-search figure for one recipe.
 #[derive(Debug, Clone)]
 pub struct RejectBench {
+    /// The recipe's name (a preset's name when it came from one).
     pub preset: String,
+    /// Threads every figure ran on.
     pub threads: usize,
+    /// Seeds per measurement: each run covers `0..seeds`.
     pub seeds: u64,
     /// The query: `floor_fraction>=T && ...` with T the 95th percentile on a sample.
     pub query: String,
     /// Share of the calibration sample the first clause rejects.
     pub rejected: f64,
+    /// Generation alone (no metric, no query): the ceiling of any search.
     pub generation: Rates,
+    /// The search with the whole `query`.
     pub search: Rates,
     /// The first clause alone (`floor_fraction>=T`): what rejecting costs, without the clauses
     /// the passing caves go on to (their flood fills are the rest of the gap).

@@ -28,8 +28,11 @@ use rustix::fs::{AtFlags, CWD, FileType, Mode, OFlags};
 /// What an entry of a folder is, seen without following links.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
+    /// A regular file: the only kind cavesweep reads, writes or removes.
     File,
+    /// A directory (a folder cavesweep may open, never remove).
     Dir,
+    /// A symbolic link: never followed, written through, replaced or removed.
     Link,
     /// A FIFO, socket or device: never opened, written or removed.
     Special(&'static str),
@@ -138,6 +141,8 @@ impl Folder {
         Ok((Folder::open(dir)?, name.to_os_string()))
     }
 
+    /// Another handle on the same open folder (the descriptor duplicated, so it still points at the
+    /// folder this one opened even if the path has since been renamed or replaced).
     pub fn try_clone(&self) -> io::Result<Folder> {
         Ok(Folder {
             fd: self.fd.try_clone()?,

@@ -34,6 +34,7 @@ pub struct LineCapped<R> {
 }
 
 impl<R: Read> LineCapped<R> {
+    /// Wrap `inner`, failing a read once a line exceeds `limit` bytes (the newline not counted).
     pub fn new(inner: R, limit: usize) -> LineCapped<R> {
         LineCapped {
             inner,

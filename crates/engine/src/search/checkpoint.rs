@@ -32,7 +32,9 @@ use cavesweep_core::measure::EMPTY_VALUES;
 /// What a completed search wrote: its CSV's size and checksum, and what it held.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Completed {
+    /// The CSV's size in bytes, header included.
     pub size: u64,
+    /// The CRC-32 of the CSV's bytes.
     pub crc32: u32,
     /// Data rows (the header not counted).
     pub rows: u64,

@@ -40,7 +40,12 @@ pub enum OutputError {
         path.display(),
         checkpoint.display()
     )]
-    Exists { path: PathBuf, checkpoint: PathBuf },
+    Exists {
+        /// The output file.
+        path: PathBuf,
+        /// Where its checkpoint folder would be (`FILE.csv.checkpoint`).
+        checkpoint: PathBuf,
+    },
     /// The output path is a folder.
     #[error("{} is a folder; give a file name", .0.display())]
     IsFolder(PathBuf),
@@ -52,15 +57,21 @@ pub enum OutputError {
         if *missing { "does not exist" } else { "is not a folder" }
     )]
     Parent {
+        /// The output file.
         path: PathBuf,
+        /// The folder it would go in.
         parent: PathBuf,
+        /// True when the folder does not exist, false when it is not a folder.
         missing: bool,
     },
     /// Reading, creating, writing or syncing the file failed.
     #[error("cannot {what} {}", path.display())]
     File {
+        /// The operation, as a verb for the message: `create`, `read` or `write`.
         what: &'static str,
+        /// The output file.
         path: PathBuf,
+        /// What the operating system reported.
         source: io::Error,
     },
     /// The checkpoint (locked by another search, another search's, unwritable), or the PNGs.
@@ -93,7 +104,10 @@ pub enum IfComplete {
 pub enum Opened {
     /// The search had completed and its file is intact (and the PNGs it lacked were made):
     /// nothing to do. `rows`: its data rows.
-    Complete { rows: u64 },
+    Complete {
+        /// Data rows in the file (the header not counted).
+        rows: u64,
+    },
     /// Ready to run: pass [`OutFile::take_prior`] to [`Search::run`].
     Open(Box<OutFile>),
 }

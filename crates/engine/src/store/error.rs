@@ -18,22 +18,42 @@ pub enum StoreError {
     NotAFolder(PathBuf),
     /// The folder could not be created.
     #[error("cannot create output folder {}", path.display())]
-    Create { path: PathBuf, source: io::Error },
+    Create {
+        /// The folder.
+        path: PathBuf,
+        /// What the operating system reported.
+        source: io::Error,
+    },
     /// Another process holds the folder, or the lock could not be taken.
     #[error(transparent)]
     Lock(#[from] LockError),
     /// A folder or file could not be read.
     #[error("cannot read {}", path.display())]
-    Read { path: PathBuf, source: io::Error },
+    Read {
+        /// The folder or file.
+        path: PathBuf,
+        /// What the operating system reported.
+        source: io::Error,
+    },
     /// One of cavesweep's files could not be removed (forced, or a stale temporary file).
     #[error("cannot remove {}", path.display())]
-    Remove { path: PathBuf, source: io::Error },
+    Remove {
+        /// The file or folder that could not be removed.
+        path: PathBuf,
+        /// What the operating system reported.
+        source: io::Error,
+    },
     /// A link, FIFO, socket or device has the name of one of cavesweep's files.
     #[error(
         "{} is {kind}, not a file cavesweep wrote; cavesweep neither follows nor removes it: move it away",
         path.display()
     )]
-    NotOurs { path: PathBuf, kind: &'static str },
+    NotOurs {
+        /// The entry in the way.
+        path: PathBuf,
+        /// What it is, for the message (`a symbolic link`, `a FIFO (named pipe)`, ...).
+        kind: &'static str,
+    },
     /// A directory has the name of one of cavesweep's files.
     #[error(
         "{} is a directory, where cavesweep writes a file; it is not removed: move it away",
@@ -52,7 +72,12 @@ pub enum StoreError {
         dir.display(),
         side.display()
     )]
-    SideWithoutStore { dir: PathBuf, side: PathBuf },
+    SideWithoutStore {
+        /// The output folder.
+        dir: PathBuf,
+        /// The side file found (`cavesweep.sqlite-journal`, `-wal` or `-shm`).
+        side: PathBuf,
+    },
     /// Final files of cavesweep without the store that recorded them.
     #[error(
         "output folder {} holds cavesweep output files but no {DB_FILE} to resume from",
@@ -64,7 +89,12 @@ pub enum StoreError {
         "output folder {} is not empty and holds no cavesweep store ({name} is not ours)",
         dir.display()
     )]
-    Foreign { dir: PathBuf, name: String },
+    Foreign {
+        /// The output folder.
+        dir: PathBuf,
+        /// An entry of the folder that is not cavesweep's (the last one listed).
+        name: String,
+    },
     /// SQLite cannot write the store.
     #[error(
         "store {}: cannot write it (the file or its folder is read-only): make it writable, or copy the folder somewhere writable",
@@ -80,27 +110,47 @@ pub enum StoreError {
     /// Any other SQLite failure.
     #[error("store {}", path.display())]
     Sql {
+        /// The store file.
         path: PathBuf,
+        /// SQLite's error.
         source: rusqlite::Error,
     },
     /// An I/O failure of the store outside SQLite (an injected fault).
     #[error("store {}", path.display())]
-    Io { path: PathBuf, source: io::Error },
+    Io {
+        /// The store file.
+        path: PathBuf,
+        /// What the operating system (or the failpoint) reported.
+        source: io::Error,
+    },
     /// The store's structure or meta table cannot be read.
     #[error("store {} is damaged ({why})", path.display())]
-    Damaged { path: PathBuf, why: String },
+    Damaged {
+        /// The store file.
+        path: PathBuf,
+        /// What could not be read (a table, a meta key, the fingerprint).
+        why: String,
+    },
     /// A store format this build does not read.
     #[error(
         "store {} has format {found:?}, which this cavesweep ({}) does not read (it reads format {FORMAT})",
         path.display(),
         env!("CARGO_PKG_VERSION")
     )]
-    Format { path: PathBuf, found: String },
+    Format {
+        /// The store file.
+        path: PathBuf,
+        /// The format the store records (meta `format`).
+        found: String,
+    },
     /// The folder holds another kind of work (a search where a sweep goes).
     #[error("output folder {} holds a {found}, not a {wanted}", dir.display())]
     OtherKind {
+        /// The output folder.
         dir: PathBuf,
+        /// The kind the store records (`sweep` or `search`).
         found: String,
+        /// The kind this command writes.
         wanted: String,
     },
     /// The folder holds the same kind of work with another definition.
@@ -110,10 +160,15 @@ pub enum StoreError {
         differ.join(", ")
     )]
     Different {
+        /// The output folder.
         dir: PathBuf,
+        /// The kind of work both hold (`sweep` or `search`).
         kind: String,
+        /// The fingerprint's top-level keys that differ (and `shard` if the shards do).
         differ: Vec<String>,
+        /// A short description of the recorded work, for the message.
         recorded: String,
+        /// The shard the folder records (`K/N`).
         shard: String,
     },
     /// A folder given to read has no store.
@@ -121,18 +176,30 @@ pub enum StoreError {
     NotOutputFolder(PathBuf),
     /// The store (or a side file) is not a regular file.
     #[error("{}", path.display())]
-    Refused { path: PathBuf, source: io::Error },
+    Refused {
+        /// The store or side file.
+        path: PathBuf,
+        /// Why it is refused: its kind (see [`crate::io::folder::refused`]).
+        source: io::Error,
+    },
     /// A folder given to read was interrupted in the middle of a write.
     #[error(
         "{} was interrupted in the middle of a write ({} exists): rerun its command to finish it first",
         dir.display(),
         side.display()
     )]
-    Interrupted { dir: PathBuf, side: PathBuf },
+    Interrupted {
+        /// The output folder.
+        dir: PathBuf,
+        /// The non-empty side file left by the write (`cavesweep.sqlite-journal`, ...).
+        side: PathBuf,
+    },
     /// The store cannot be read at all.
     #[error("{} is not a readable cavesweep store", path.display())]
     Unreadable {
+        /// The store file.
         path: PathBuf,
+        /// SQLite's error when opening or first reading it.
         source: rusqlite::Error,
     },
 }

@@ -13,7 +13,9 @@ use crate::io::{Folder, FolderFile};
 /// What a finished file was: its size and checksum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileRecord {
+    /// The file's size in bytes.
     pub size: u64,
+    /// The CRC-32 of its bytes.
     pub crc32: u32,
 }
 
@@ -40,6 +42,7 @@ pub struct Counted<W> {
 }
 
 impl<W: Write> Counted<W> {
+    /// Count what goes through to `inner`, starting from zero bytes.
     pub fn new(inner: W) -> Counted<W> {
         Counted {
             inner,
@@ -61,6 +64,7 @@ impl<W: Write> Counted<W> {
         &self.inner
     }
 
+    /// The writer inside, giving up the count (take [`Counted::record`] first).
     pub fn into_inner(self) -> W {
         self.inner
     }
@@ -89,6 +93,7 @@ pub struct Output {
 }
 
 impl Output {
+    /// Start writing the final file `name` in the folder `dir` (under its temporary name).
     pub fn create(dir: &Path, name: &str) -> io::Result<Output> {
         Ok(Output {
             name: name.to_string(),

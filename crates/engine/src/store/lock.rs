@@ -29,11 +29,20 @@ pub struct FolderLock {
 /// Why a folder could not be locked.
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
+    /// Another process holds the lock: a writer, or (when taking it to write) readers.
     #[error("{dir} is in use by another cavesweep ({holder}); wait for it to finish or stop it")]
-    Busy { dir: String, holder: String },
+    Busy {
+        /// The folder, as displayed.
+        dir: String,
+        /// The holder's own description from the lock file (pid, host, start time, command).
+        holder: String,
+    },
+    /// The folder or its lock file could not be opened, or the lock not taken or described.
     #[error("cannot lock {path}")]
     Io {
+        /// The lock file's path, as displayed.
         path: String,
+        /// What the operating system reported.
         source: std::io::Error,
     },
 }
@@ -132,6 +141,7 @@ impl FolderLock {
         }
     }
 
+    /// The lock file's path (`DIR/cavesweep.lock`).
     pub fn path(&self) -> &Path {
         &self.path
     }

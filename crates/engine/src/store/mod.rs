@@ -73,10 +73,13 @@ pub struct Identity<'a> {
 /// One grid point's record as stored.
 #[derive(Debug, Clone)]
 pub struct PointRecord {
+    /// The grid point's index (a search keeps its one record at point 0).
     pub point: u64,
     /// Every chunk of the point (this shard's share of it) is done.
     pub closed: bool,
+    /// Seeds done so far for this point (in this shard).
     pub seeds: u64,
+    /// Of those, the seeds that passed the gate (a search: matches recorded).
     pub passed: u64,
     /// Done chunk offsets within the point (empty for a closed point).
     pub done: Vec<(u64, u64)>,
@@ -550,6 +553,7 @@ impl Store {
         })
     }
 
+    /// The output folder this store is in.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
@@ -771,7 +775,7 @@ fn read_point(r: &rusqlite::Row<'_>) -> ReadPoint {
     Ok(rec)
 }
 
-/// An open transaction on a [`Store`].
+/// A second connection to a [`Store`], for a thread that writes checkpoints.
 /// See [`Store::side_writer`].
 pub struct SideWriter {
     conn: Connection,
@@ -792,6 +796,8 @@ impl SideWriter {
     }
 }
 
+/// An open transaction on a [`Store`] (or a [`SideWriter`]): writes land together at
+/// [`Batch::commit`]; dropped uncommitted, it rolls back.
 pub struct Batch<'a> {
     tx: rusqlite::Transaction<'a>,
     path: PathBuf,
@@ -802,6 +808,7 @@ impl Batch<'_> {
         sql_err(&self.path, e)
     }
 
+    /// Set (or replace) the meta entry `key` (`complete`, `files`, ...).
     pub fn set_meta(&self, key: &str, value: &str) -> Result<(), StoreError> {
         self.tx
             .execute(
@@ -833,6 +840,7 @@ impl Batch<'_> {
             .map_err(|e| self.sql(e))
     }
 
+    /// Delete point `point`'s record, if any.
     pub fn delete_point(&self, point: u64) -> Result<(), StoreError> {
         self.tx
             .execute("DELETE FROM points WHERE point = ?1", [point as i64])

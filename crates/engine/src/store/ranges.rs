@@ -7,6 +7,7 @@
 
 use std::ops::Range;
 
+/// A set of `u64` kept as sorted, disjoint, non-adjacent half-open ranges (see the module docs).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RangeSet {
     /// Sorted, disjoint and non-adjacent (`a.end < b.start`), none empty.
@@ -14,6 +15,7 @@ pub struct RangeSet {
 }
 
 impl RangeSet {
+    /// The empty set.
     pub fn new() -> RangeSet {
         RangeSet::default()
     }
@@ -38,10 +40,12 @@ impl RangeSet {
         Ok(RangeSet { ranges })
     }
 
+    /// The ranges as `(start, end)` pairs, `end` exclusive: sorted, disjoint, non-adjacent.
     pub fn ranges(&self) -> &[(u64, u64)] {
         &self.ranges
     }
 
+    /// Whether the set has no element.
     pub fn is_empty(&self) -> bool {
         self.ranges.is_empty()
     }
@@ -51,6 +55,7 @@ impl RangeSet {
         self.ranges.iter().map(|&(a, b)| b - a).sum()
     }
 
+    /// Whether `x` is in the set.
     pub fn contains(&self, x: u64) -> bool {
         let i = self.ranges.partition_point(|&(_, b)| b <= x);
         self.ranges.get(i).is_some_and(|&(a, _)| a <= x)

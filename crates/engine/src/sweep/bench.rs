@@ -32,14 +32,21 @@ use cavesweep_core::query::Gate;
 /// One case's figures: caves per second of the case and of its reference, per repeat.
 #[derive(Debug, Clone)]
 pub struct GridCase {
+    /// The case, for the table (`1 point`, `1,025 points, matched work`, ...).
     pub name: String,
+    /// Grid points in the case's sweep.
     pub points: usize,
+    /// Seeds each point runs.
     pub seeds_per_point: u64,
+    /// Caves in the whole sweep (`points * seeds_per_point`).
     pub caves: u64,
+    /// Caves per second of the sweep, run through [`super::run`] into a scratch folder.
     pub rate: Spread,
+    /// What the case is compared with, for the table (`1 point, same caves`, ...).
     pub reference_name: String,
+    /// Caves per second of that reference.
     pub reference: Spread,
-    /// Median of the per-repeat ratios rate / reference.
+    /// The per-repeat ratios rate / reference (median, minimum, maximum).
     pub ratio: Spread,
 }
 

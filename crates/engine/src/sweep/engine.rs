@@ -25,14 +25,19 @@ pub enum Mode {
     Part,
     /// The chunk is the whole point (of this shard's share): close it, and format its final
     /// rows when `rows`.
-    Whole { rows: bool },
+    Whole {
+        /// Also format the point's rows of the final files ([`Closed::rows`]).
+        rows: bool,
+    },
     /// Only the `seeds.csv` rows (a repair of lost rows): no statistics.
     RowsOnly,
 }
 
 /// A closed grid point, ready to store and write.
 pub struct Closed {
+    /// Caves of the point (this shard's share).
     pub seeds: u64,
+    /// Of those, caves that passed the gate.
     pub passed: u64,
     /// [`PointStats::encode`]'s bytes.
     pub record: Vec<u8>,
@@ -42,18 +47,23 @@ pub struct Closed {
 
 /// A chunk's statistics.
 pub enum ChunkStats {
+    /// Statistics of part of a point, for the collector to merge into the point's open record.
     Part(PointStats),
+    /// The whole point, already closed.
     Whole(Closed),
 }
 
 /// The outcome of one chunk.
 pub struct ChunkResult {
+    /// The chunk's id (see [`Plan::chunk`]).
     pub id: u64,
+    /// Its grid point's index.
     pub point: usize,
     /// `None` when only the rows were asked for (a repair).
     pub stats: Option<ChunkStats>,
     /// `seeds.csv` rows (no header), in seed order, and how many.
     pub rows: Vec<u8>,
+    /// The number of rows in `rows`.
     pub n_rows: u64,
 }
 

@@ -23,7 +23,9 @@ use crate::store::Store;
 /// What a merge did.
 #[derive(Debug, Clone)]
 pub struct MergeReport {
+    /// Shard folders merged.
     pub shards: usize,
+    /// Caves the merged sweep covers (every grid point's seeds).
     pub caves: u64,
     /// The output was already the complete merge of these shards, its files intact.
     pub verified: bool,
@@ -38,13 +40,17 @@ pub enum MergeError {
     /// A path could not be made absolute (to compare the output with the inputs).
     #[error("{}", .path.display())]
     Path {
+        /// The path as given.
         path: PathBuf,
+        /// What the operating system reported.
         source: std::io::Error,
     },
     /// The folder whose `shard-K` folders were asked for could not be listed.
     #[error("cannot read {}", .dir.display())]
     List {
+        /// The folder as given (`merge --from DIR`).
         dir: PathBuf,
+        /// What the operating system reported.
         source: std::io::Error,
     },
     /// It holds no `shard-K` folder.
@@ -60,31 +66,54 @@ pub enum MergeError {
         out.display(),
         input.display()
     )]
-    IntoInput { out: PathBuf, input: PathBuf },
+    IntoInput {
+        /// The output folder.
+        out: PathBuf,
+        /// The input folder it is, or is inside.
+        input: PathBuf,
+    },
     /// An input's store lacks a meta value.
     #[error(
         "{} is not a cavesweep shard folder (its store has no {key:?})",
         dir.display()
     )]
-    NotAShard { dir: PathBuf, key: String },
+    NotAShard {
+        /// The input folder.
+        dir: PathBuf,
+        /// The meta key its store lacks (`kind`, `fingerprint`, `shard`, ...).
+        key: String,
+    },
     /// An input holds a search.
     #[error("{} does not hold a sweep", .0.display())]
     NotASweep(PathBuf),
     /// An input's recorded definition cannot be read.
     #[error("{}: unreadable sweep definition ({why})", dir.display())]
-    Definition { dir: PathBuf, why: String },
+    Definition {
+        /// The input folder.
+        dir: PathBuf,
+        /// What is wrong with the recorded definition.
+        why: String,
+    },
     /// Two inputs hold different sweeps.
     #[error(
         "{} holds a different sweep than {}: refusing to merge",
         dir.display(),
         first.display()
     )]
-    Different { dir: PathBuf, first: PathBuf },
+    Different {
+        /// The input whose sweep differs.
+        dir: PathBuf,
+        /// The first input given, whose sweep the others must match.
+        first: PathBuf,
+    },
     /// Two inputs are the same shard.
     #[error("{} and {} are both shard {shard}: give each shard once", a.display(), b.display())]
     Twice {
+        /// The input given first with this shard.
         a: PathBuf,
+        /// The input given later with the same shard.
         b: PathBuf,
+        /// The shard both record.
         shard: Shard,
     },
     /// Inputs of splits into different numbers of shards.
@@ -94,15 +123,21 @@ pub enum MergeError {
         first.display()
     )]
     OtherSplit {
+        /// The input of the other split.
         dir: PathBuf,
+        /// The shard it records.
         shard: Shard,
+        /// The first input given, whose split the others must share.
         first: PathBuf,
+        /// The shard the first input records.
         other: Shard,
     },
     /// Shards missing or not finished.
     #[error("{}", incomplete(*n, missing, unfinished))]
     Incomplete {
+        /// N, the number of shards of the split.
         n: u32,
+        /// The shard numbers K no input holds, ascending.
         missing: Vec<u32>,
         /// `(shard number, folder)` of each unfinished input, in the order given.
         unfinished: Vec<(u32, PathBuf)>,
@@ -119,8 +154,11 @@ pub enum MergeError {
         dir.display()
     )]
     Record {
+        /// The input folder.
         dir: PathBuf,
+        /// The grid point's index.
         point: u64,
+        /// What is wrong with the record (missing, fails its checksum, does not decode, ...).
         why: String,
     },
     /// A seed-row record of an input is damaged.
@@ -128,7 +166,12 @@ pub enum MergeError {
         "{}: the seed rows of chunk {chunk} are damaged; rerun that shard's sweep command to repair it, then merge",
         dir.display()
     )]
-    Rows { dir: PathBuf, chunk: u64 },
+    Rows {
+        /// The input folder.
+        dir: PathBuf,
+        /// The first bad chunk: its record fails its checksum, or the shard does not own it.
+        chunk: u64,
+    },
     /// The inputs' seed rows of a point do not add up to its caves.
     #[error(
         "the shards' seed rows of grid point {0} do not add up to its caves; rerun each shard's sweep command (it repairs its rows), then merge"

@@ -35,24 +35,38 @@ use vary::{Vary, VaryError};
 /// Why a sweep could not be planned or run.
 #[derive(Debug, thiserror::Error)]
 pub enum SweepError {
+    /// A `--vary` axis is malformed or repeated, or the grid has too many points.
     #[error(transparent)]
     Vary(#[from] VaryError),
+    /// The worker thread pool could not be built.
     #[error(transparent)]
     Threads(#[from] crate::fanout::ThreadsError),
+    /// A grid point's recipe is invalid: a `--vary` value its key refuses.
     #[error("grid point {point}")]
-    Point { point: String, source: RecipeError },
+    Point {
+        /// The point's offending setting, as `KEY=VALUE`.
+        point: String,
+        /// Why the recipe refuses it.
+        source: RecipeError,
+    },
+    /// `--seeds` is not `A..B` or `A..=B` with `A < B` (the text given).
     #[error(
         "--seeds {0:?}: expected A..B (half-open: 0..200 is 200 seeds) or A..=B, with A < B <= 18446744073709551615"
     )]
     Seeds(String),
+    /// `--shard` is malformed, or names shards the sweep cannot have.
     #[error(transparent)]
     Shard(#[from] shard::ShardError),
+    /// `--per-seed` is not `all`, `kept` or `none` (the text given).
     #[error("--per-seed {0:?}: expected all, kept or none")]
     PerSeed(String),
+    /// `--chunk` is 0 or over [`MAX_CHUNK`].
     #[error(
         "--chunk must be from 1 to {MAX_CHUNK} seeds (a chunk's rows are held in memory until it is done)"
     )]
     Chunk,
+    /// The sweep does not fit its counters: more than 2^64 caves, more than 2^63 chunks, or an
+    /// inclusive seed range ending at `u64::MAX`. The message says which and what to give instead.
     #[error("{0}")]
     TooBig(String),
     /// The output folder: unwritable, locked, holding other work, damaged.
@@ -64,13 +78,17 @@ pub enum SweepError {
     /// A file of the output folder could not be written.
     #[error("cannot write {}", path.display())]
     Write {
+        /// The file.
         path: std::path::PathBuf,
+        /// What the operating system reported.
         source: std::io::Error,
     },
     /// A final file could not be read back to verify it.
     #[error("cannot read {}", path.display())]
     Read {
+        /// The file.
         path: std::path::PathBuf,
+        /// What the operating system reported.
         source: std::io::Error,
     },
     /// The thread that writes checkpoints could not start.
@@ -83,14 +101,22 @@ pub enum SweepError {
     #[error(
         "the record of grid point {point} was damaged while the sweep ran ({why}); rerun to recompute it"
     )]
-    Damaged { point: u64, why: String },
+    Damaged {
+        /// The grid point's index.
+        point: u64,
+        /// What does not decode or check.
+        why: String,
+    },
     /// A folder's store does not describe a sweep this build can rebuild.
     #[error("{}", match dir {
         Some(d) => format!("{}: unreadable sweep definition ({why})", d.display()),
         None => format!("recorded sweep definition: {why}"),
     })]
     Definition {
+        /// The folder whose store holds the definition; `None` when a fingerprint alone was rebuilt
+        /// ([`Plan::from_fingerprint`]).
         dir: Option<std::path::PathBuf>,
+        /// What is missing or wrong in it.
         why: String,
     },
     /// A folder read as a sweep holds something else.
@@ -99,7 +125,9 @@ pub enum SweepError {
         None => format!("{} does not hold a sweep", dir.display()),
     })]
     NotASweep {
+        /// The folder.
         dir: std::path::PathBuf,
+        /// The meta key the store lacks; `None` when the store holds another kind of work.
         key: Option<String>,
     },
     /// A scratch folder (for `bench --grid`) could not be made.
@@ -137,8 +165,11 @@ impl SweepError {
 /// Which caves get a row in `seeds.csv`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PerSeed {
+    /// Every cave.
     All,
+    /// Only the caves that pass the gate.
     Kept,
+    /// No cave: `seeds.csv` is not written.
     None,
 }
 
@@ -205,11 +236,14 @@ pub fn parse_seeds(s: &str) -> Result<Range<u64>, SweepError> {
 /// `K/N`: this machine runs shard K (1-based) of N.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shard {
+    /// This shard's number, from 1 to `n`.
     pub k: u32,
+    /// How many shards the sweep is split into (at least 1).
     pub n: u32,
 }
 
 impl Shard {
+    /// The whole sweep as one shard (`1/1`): a run without `--shard`, or a merge's output.
     pub const WHOLE: Shard = Shard { k: 1, n: 1 };
     /// Whether chunk `id` belongs to this shard (round robin, so every shard gets a share of
     /// every grid point).
@@ -257,11 +291,17 @@ impl fmt::Display for Shard {
 /// What defines a sweep's results (everything but threads, output folder and shard).
 #[derive(Debug, Clone)]
 pub struct SweepSpec {
+    /// The recipe every grid point starts from, before the `--vary` values are set.
     pub base: Recipe,
+    /// The `--vary` axes, in order: the grid is their cartesian product, last axis fastest.
     pub varies: Vec<Vary>,
+    /// The seeds every grid point runs (half-open, at least one).
     pub seeds: Range<u64>,
+    /// The gate (`--gate`, with any named gates) each cave is tested against.
     pub gate: Gate,
+    /// The metrics requested (`--metrics`): the statistics' and rows' columns.
     pub metrics: MetricSet,
+    /// Which caves get a row in `seeds.csv`.
     pub per_seed: PerSeed,
     /// Seeds per chunk; `None` picks [`default_chunk`].
     pub chunk: Option<u64>,
@@ -286,7 +326,9 @@ pub fn default_chunk(seeds: u64, points: usize) -> u64 {
 /// One grid point: its parameter values (as given to `--vary`) and its recipe.
 #[derive(Debug, Clone)]
 pub struct PlanPoint {
+    /// The value of each varied key at this point, as given to `--vary`, in axis order.
     pub params: Vec<String>,
+    /// The base recipe with those values set.
     pub recipe: Recipe,
 }
 
@@ -294,11 +336,14 @@ pub struct PlanPoint {
 /// and recipe are computed from its index when it is run.
 #[derive(Debug, Clone)]
 pub struct Plan {
+    /// The sweep's definition.
     pub spec: SweepSpec,
     n_points: usize,
     /// Metrics computed: the requested ones plus those the gate reads.
     pub computed: MetricSet,
+    /// Seeds per chunk (the last chunk of a point may have fewer).
     pub chunk: u64,
+    /// Chunks each grid point is cut into (every point has the same count).
     pub chunks_per_point: u64,
 }
 
@@ -588,7 +633,9 @@ pub enum Outcome {
 
 /// How a run is carried out (none of it changes the results).
 pub struct RunOptions<'a> {
+    /// Which shard of the sweep this process runs ([`Shard::WHOLE`] for all of it).
     pub shard: Shard,
+    /// Worker threads for the chunks.
     pub threads: usize,
     /// Replace the cavesweep files of another sweep in the folder.
     pub force: bool,
@@ -601,13 +648,17 @@ pub struct RunOptions<'a> {
 /// What a sweep run did, for the final report line.
 #[derive(Debug, Clone)]
 pub struct Report {
+    /// Whether this shard's work is finished or was stopped.
     pub outcome: Outcome,
     /// Caves generated by this run (resumed work and repairs excluded).
     pub seeds_run: u64,
     /// Caves done by this shard in all, and its total.
     pub seeds_done: u64,
+    /// Caves this shard has to do in all.
     pub seeds_total: u64,
+    /// Caves of this shard that passed the gate so far (resumed work included).
     pub passed: u64,
+    /// Wall-clock time of this run.
     pub elapsed: std::time::Duration,
     /// The folder was already complete and its files matched their records.
     pub verified: bool,

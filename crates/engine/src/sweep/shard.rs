@@ -58,7 +58,10 @@ pub enum ShardError {
         if *in_slurm_job { " (this Slurm job is not an array: submit it with sbatch --array=...)" } else { "" },
         SLURM_VARS.join(", ")
     )]
-    NoTask { in_slurm_job: bool },
+    NoTask {
+        /// `SLURM_JOB_ID` is set: a Slurm job, but not an array (the message says to submit one).
+        in_slurm_job: bool,
+    },
     /// `SLURM_ARRAY_TASK_ID` is set but these others are not.
     #[error(
         "--shard auto: SLURM_ARRAY_TASK_ID is set but {} {} not (Slurm sets them all for an array task; is this Slurm older than 15.08?); give --shard K/N",
@@ -68,28 +71,48 @@ pub enum ShardError {
     SlurmMissing(Vec<&'static str>),
     /// A Slurm variable that is not a whole number.
     #[error("--shard auto: {name}={text:?} is not a whole number")]
-    SlurmNumber { name: &'static str, text: String },
+    SlurmNumber {
+        /// The variable.
+        name: &'static str,
+        /// Its value.
+        text: String,
+    },
     /// The task id is outside the array's range.
     #[error(
         "--shard auto: SLURM_ARRAY_TASK_ID={id} is outside the array's range {min}-{max} (SLURM_ARRAY_TASK_MIN, _MAX): not a task of this array; give --shard K/N"
     )]
-    OutsideArray { id: u64, min: u64, max: u64 },
+    OutsideArray {
+        /// `SLURM_ARRAY_TASK_ID`.
+        id: u64,
+        /// `SLURM_ARRAY_TASK_MIN`.
+        min: u64,
+        /// `SLURM_ARRAY_TASK_MAX`.
+        max: u64,
+    },
     /// The array is an irregular list, so its tasks have no numbering 1..count.
     #[error(
         "--shard auto: this Slurm array (task {id}, min {min}, max {max}, step {step}, count {count}) is not a range with a step, so its tasks cannot be numbered 1..{count}; submit the whole array as --array=A-B or --array=A-B:S (finished shards only verify their files when rerun), or give --shard K/N"
     )]
     IrregularArray {
+        /// `SLURM_ARRAY_TASK_ID`.
         id: u64,
+        /// `SLURM_ARRAY_TASK_MIN`.
         min: u64,
+        /// `SLURM_ARRAY_TASK_MAX`.
         max: u64,
+        /// `SLURM_ARRAY_TASK_STEP`.
         step: u64,
+        /// `SLURM_ARRAY_TASK_COUNT` (a range with a step has `(max - min) / step + 1`).
         count: u64,
     },
     /// The scheduler does not tell the task count and `auto/N` did not give it.
     #[error(
         "--shard auto: a {scheduler} does not say how many tasks it has; give --shard auto/N with N its completion count"
     )]
-    CountUnknown { scheduler: &'static str },
+    CountUnknown {
+        /// The scheduler, for the message (`Kubernetes Indexed Job`).
+        scheduler: &'static str,
+    },
     /// More tasks than a sweep can have shards.
     #[error("--shard auto: {0} tasks is more shards than a sweep can have")]
     TooManyTasks(u64),
@@ -98,22 +121,37 @@ pub enum ShardError {
         "--shard auto/{n}: the {scheduler} has {count} tasks but the sweep only {n} shards, so some tasks would have nothing to do; use at most {n} tasks or --shard auto/{count}"
     )]
     MoreTasksThanShards {
+        /// The shards the sweep is split into (`auto/N`).
         n: u32,
+        /// The scheduler's task count.
         count: u64,
+        /// The scheduler, for the message (`Slurm array`).
         scheduler: &'static str,
     },
     /// The task index is past the last task.
     #[error("--shard auto/{n}: task index {index} is past the last of {count} tasks")]
-    PastLastTask { n: u32, index: u64, count: u64 },
+    PastLastTask {
+        /// The shards the sweep is split into (`auto/N`).
+        n: u32,
+        /// The task's 0-based index.
+        index: u64,
+        /// The task count (N itself when the scheduler does not say).
+        count: u64,
+    },
     /// More shards than chunks. `how`: the way to cut finer, as a clause.
     #[error(
         "--shard: {n} shards, but this sweep has only {chunks} chunk{s} ({chunk} seeds each), so some shards would have nothing to do; use at most {chunks} shard{s}{how}",
         s = if *chunks == 1 { "" } else { "s" }
     )]
     MoreShardsThanChunks {
+        /// The shards asked for.
         n: u64,
+        /// The sweep's chunks, over all its grid points.
         chunks: u64,
+        /// Seeds per chunk.
         chunk: u64,
+        /// The way to cut finer, as a clause to end the message with (a smaller `--chunk`, or that
+        /// the sweep has too few caves).
         how: String,
     },
     /// An output path with the placeholder that is not UTF-8.
@@ -133,9 +171,11 @@ pub enum ShardError {
         }
     )]
     NeedsPlaceholder {
+        /// `--shard` as given.
         arg: String,
         /// Shards this process runs (`None`: chosen by `auto`).
         runs: Option<u64>,
+        /// An `--out` with the placeholder to suggest (`--out OUT/shard-{shard}`).
         example: String,
     },
 }
@@ -144,9 +184,17 @@ pub enum ShardError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ShardArg {
     /// Shards named explicitly: inclusive ranges of K (a single K is `K..=K`) of N.
-    List { ranges: Vec<(u32, u32)>, n: u32 },
+    List {
+        /// The ranges `(first, last)` of K, in the order given, none overlapping.
+        ranges: Vec<(u32, u32)>,
+        /// N, the shards the sweep is split into.
+        n: u32,
+    },
     /// From the scheduler's environment, with N given (`auto/N`) or the task count (`auto`).
-    Auto { n: Option<u32> },
+    Auto {
+        /// N from `auto/N`; `None` for `auto` (N is the task count).
+        n: Option<u32>,
+    },
 }
 
 impl FromStr for ShardArg {
@@ -228,6 +276,7 @@ pub struct Task {
     pub index: u64,
     /// Number of tasks, when the scheduler says it.
     pub count: Option<u64>,
+    /// The scheduler, for messages: `Slurm array` or `Kubernetes Indexed Job`.
     pub scheduler: &'static str,
 }
 

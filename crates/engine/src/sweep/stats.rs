@@ -43,7 +43,9 @@ fn buckets() -> &'static Histogram<u64> {
 /// Whether an accumulator holds fractions (scaled) or counts (exact integers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Kind {
+    /// A fraction in `[0, 1]`: summed in fixed point at 2^-40, bucketed after scaling by 10^6.
     Fraction,
+    /// A whole-number count: summed and bucketed exactly.
     Count,
 }
 
@@ -91,17 +93,26 @@ pub struct Acc {
 /// One row of statistics, ready to print.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Summary {
+    /// Caves with a value (NaNs not counted).
     pub n: u64,
+    /// Mean, from the exact fixed-point sums (NaN, like every field but `n`, when `n == 0`).
     pub mean: f64,
+    /// Sample standard deviation (divided by `n - 1`); 0 when `n == 1`.
     pub sd: f64,
+    /// Smallest value (exact).
     pub min: f64,
+    /// 5th percentile, from the histogram (within 0.1% of a recorded value).
     pub p05: f64,
+    /// Median, from the histogram (within 0.1% of a recorded value).
     pub p50: f64,
+    /// 95th percentile, from the histogram (within 0.1% of a recorded value).
     pub p95: f64,
+    /// Largest value (exact).
     pub max: f64,
 }
 
 impl Acc {
+    /// An empty accumulator of values of `kind`.
     pub fn new(kind: Kind) -> Acc {
         Acc {
             kind,
@@ -168,9 +179,11 @@ impl Acc {
         self.hist = out;
     }
 
+    /// Values recorded (NaNs not counted).
     pub fn n(&self) -> u64 {
         self.n
     }
+    /// NaN values seen: not measured, or empty (such as the path length to an unreachable exit).
     pub fn missing(&self) -> u64 {
         self.missing
     }
@@ -455,6 +468,7 @@ pub struct AccBuilder {
 const FOLD_AT: usize = 16_384;
 
 impl AccBuilder {
+    /// An empty builder of values of `kind`.
     pub fn new(kind: Kind) -> AccBuilder {
         AccBuilder {
             kind,
@@ -463,6 +477,7 @@ impl AccBuilder {
         }
     }
 
+    /// Record one value (NaN counts as missing). Called once per cave and quantity: kept cheap.
     #[inline(always)]
     pub fn record(&mut self, v: f64) {
         self.raw.push(v.to_bits());
@@ -545,7 +560,9 @@ impl AccBuilder {
 /// Everything collected for one grid point.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PointStats {
+    /// Caves recorded.
     pub seeds: u64,
+    /// Of those, caves that passed the gate.
     pub passed: u64,
     /// Per distinct gate clause: caves on which it was false.
     pub fails: Vec<u64>,
@@ -562,10 +579,13 @@ pub struct PointStats {
 /// The shape of a point's statistics: which metrics, how many clauses and trajectory steps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shape {
+    /// The metrics with statistics.
     pub metrics: MetricSet,
+    /// Distinct gate clauses (the length of [`PointStats::fails`]).
     pub clauses: usize,
     /// Named gates.
     pub named: usize,
+    /// Wall-fraction samples per cave (the trajectory's length).
     pub steps: usize,
 }
 
@@ -720,6 +740,7 @@ pub struct PointBuilder {
 }
 
 impl PointBuilder {
+    /// An empty builder of statistics of `shape`.
     pub fn new(shape: Shape) -> PointBuilder {
         PointBuilder {
             shape,
@@ -743,6 +764,7 @@ impl PointBuilder {
         }
     }
 
+    /// The shape this builder records.
     pub fn shape(&self) -> Shape {
         self.shape
     }

@@ -18,12 +18,22 @@ pub const MAX_POINTS: usize = 1_000_000;
 /// Why a `--vary` flag was rejected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum VaryError {
+    /// The flag is not `KEY=VALUES`: no `=`, or an empty key or value list (the flag's text).
     #[error("--vary {0:?}: expected KEY=VALUES (e.g. fill=0.40,0.45 or steps=1..9)")]
     NotKeyValue(String),
+    /// The key cannot be varied (`spawn`, `exit`) or its values are malformed: a bad number, an
+    /// empty range, a float range that is not `START:END:STEP` with `START <= END` and `STEP > 0`.
     #[error("--vary {flag:?}: {msg}")]
-    Bad { flag: String, msg: String },
+    Bad {
+        /// The whole flag, `KEY=VALUES`.
+        flag: String,
+        /// What is wrong with the key or its values.
+        msg: String,
+    },
+    /// The same key is given to two `--vary` flags (the key).
     #[error("--vary: key {0:?} is varied twice")]
     Repeated(String),
+    /// The axes' product is over [`MAX_POINTS`] grid points (the product, as a `u128`).
     #[error("the parameter grid has {0} points, more than the limit of {MAX_POINTS}")]
     TooMany(u128),
 }
@@ -39,6 +49,7 @@ enum Values {
 /// One varied key and its values, in order.
 #[derive(Debug, Clone)]
 pub struct Vary {
+    /// The recipe key being varied (any key `--set` takes), also its CSV column's name.
     pub key: String,
     /// The values as written after `=` (trimmed): the axis's printed and fingerprinted form.
     spec: String,

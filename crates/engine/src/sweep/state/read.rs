@@ -8,15 +8,20 @@ use super::*;
 /// rows of the points whose every chunk is done (in this folder's shard), read from the store
 /// without locking it.
 pub struct Provisional {
+    /// `summary.csv` so far: its header, then the rows of the finished points.
     pub summary: Vec<u8>,
+    /// `trajectory.csv` so far: its header, then the rows of the finished points.
     pub trajectory: Vec<u8>,
+    /// `components.csv` so far: its header, then the rows of the finished points.
     pub components: Vec<u8>,
     /// Grid points with rows, and in all.
     pub points_done: usize,
+    /// Grid points of the sweep.
     pub points: usize,
     /// Chunks recorded in the store (closed points' and open points' done ones), and in all:
     /// fresher than the manifest's progress, which is written at checkpoints.
     pub chunks_done: u64,
+    /// Chunks of this folder's shard in all.
     pub chunks_total: u64,
     /// Caves counted in the store's point records.
     pub seeds_done: u64,
