@@ -357,6 +357,52 @@ pub fn merge(
     if dirs.is_empty() {
         return Err(merge_err(MergeError::NoInputs));
     }
+    refuse_into_inputs(dirs, out)?;
+    let (list, open, fp, command, cap) = open_inputs(dirs)?;
+    let n = list[0].shard.n;
+    let order: VecDeque<usize> = (0..list.len()).filter(|&i| open[i].is_some()).collect();
+    let mut inputs = Inputs {
+        list,
+        open,
+        order,
+        cap,
+        fingerprint: &fp,
+    };
+    let plan = Plan::from_fingerprint(&fp)?;
+    let never = AtomicBool::new(false);
+    let opts = RunOptions {
+        shard: Shard::WHOLE,
+        threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        force,
+        command: &command,
+        stop: &never,
+    };
+    let mut st = SweepState::open(&plan, out, &opts)?;
+    if st.is_verified() {
+        return Ok(MergeReport {
+            shards: inputs.list.len(),
+            caves: plan.n_caves(),
+            verified: true,
+        });
+    }
+    st.reset()?;
+    merge_points(&plan, &mut inputs, &mut st, progress)?;
+    crate::failpoint::kill("merge:points");
+    if plan.spec.per_seed != super::PerSeed::None {
+        merge_rows(&mut inputs, &mut st, n, opts.threads)?;
+    }
+    crate::failpoint::kill("merge:rows");
+    let caves = st.finish_merge()?;
+    Ok(MergeReport {
+        shards: inputs.list.len(),
+        caves,
+        verified: false,
+    })
+}
+
+/// Refuse an output folder that is one of the inputs or inside one: merge never writes into
+/// its inputs.
+fn refuse_into_inputs(dirs: &[PathBuf], out: &Path) -> Result<(), SweepError> {
     let out_abs = canonical(out)?;
     for d in dirs {
         let d_abs = canonical(d)?;
@@ -367,6 +413,25 @@ pub fn merge(
             }));
         }
     }
+    Ok(())
+}
+
+/// The input folders' heads, checked: one sweep, each shard of one split once, every shard
+/// there and finished. Returns the inputs, their stores (open while the budget lasts), the
+/// sweep's fingerprint and recorded command, and the budget.
+#[allow(clippy::type_complexity)]
+fn open_inputs(
+    dirs: &[PathBuf],
+) -> Result<
+    (
+        Vec<Input>,
+        Vec<Option<Store>>,
+        serde_json::Value,
+        String,
+        usize,
+    ),
+    SweepError,
+> {
     let cap = open_budget().min(dirs.len());
     let mut list: Vec<Input> = Vec::with_capacity(dirs.len());
     let mut open: Vec<Option<Store>> = Vec::with_capacity(dirs.len());
@@ -432,33 +497,18 @@ pub fn merge(
             unfinished,
         }));
     }
-    let order: VecDeque<usize> = (0..list.len()).filter(|&i| open[i].is_some()).collect();
-    let mut inputs = Inputs {
-        list,
-        open,
-        order,
-        cap,
-        fingerprint: &fp,
-    };
-    let plan = Plan::from_fingerprint(&fp)?;
-    let never = AtomicBool::new(false);
-    let opts = RunOptions {
-        shard: Shard::WHOLE,
-        threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
-        force,
-        command: &command,
-        stop: &never,
-    };
-    let mut st = SweepState::open(&plan, out, &opts)?;
-    if st.is_verified() {
-        return Ok(MergeReport {
-            shards: inputs.list.len(),
-            caves: plan.n_caves(),
-            verified: true,
-        });
-    }
-    st.reset()?;
-    // Statistics: point by point, the records of every shard that ran chunks of it.
+    Ok((list, open, fp, command, cap))
+}
+
+/// Statistics: point by point (in batches), the records of every shard that ran chunks of it,
+/// checked (a finished shard has exactly the closed records of the points it owns chunks of)
+/// and added up.
+fn merge_points(
+    plan: &Plan,
+    inputs: &mut Inputs<'_>,
+    st: &mut SweepState<'_>,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<(), SweepError> {
     let total = plan.n_caves();
     let mut done = 0u64;
     progress(0, total);
@@ -492,7 +542,7 @@ pub fn merge(
                         return Err(damaged(dir, p, "a record a finished shard cannot have"));
                     }
                 }
-                let seeds = Share { plan: &plan, shard }.point_seeds(p as usize);
+                let seeds = Share { plan, shard }.point_seeds(p as usize);
                 let stats = PointStats::decode(&rec.stats, plan.shape(p as usize), seeds)
                     .map_err(|why| damaged(dir, p, &why))?;
                 merged
@@ -511,53 +561,54 @@ pub fn merge(
         progress(done, total);
         a = b;
     }
-    crate::failpoint::kill("merge:points");
-    // Seed rows: every chunk's, from the shard that ran it.
-    if plan.spec.per_seed != super::PerSeed::None {
-        for i in 0..inputs.list.len() {
-            let shard = inputs.list[i].shard;
-            let mut rows: Vec<(u64, u64, Vec<u8>)> = Vec::new();
-            let mut bad = None;
-            inputs.store(i)?.rows(
-                0..u64::MAX,
-                |chunk, n, data, ok| -> Result<(), SweepError> {
-                    if !ok || !shard.owns(chunk) {
-                        bad.get_or_insert(chunk);
+    Ok(())
+}
+
+/// Seed rows: every chunk's, from the shard that ran it. A whole folder (`n == 1`) dropped its
+/// rows when it wrote its `seeds.csv`: they are regenerated (they depend only on the plan).
+fn merge_rows(
+    inputs: &mut Inputs<'_>,
+    st: &mut SweepState<'_>,
+    n: u32,
+    threads: usize,
+) -> Result<(), SweepError> {
+    for i in 0..inputs.list.len() {
+        let shard = inputs.list[i].shard;
+        let mut rows: Vec<(u64, u64, Vec<u8>)> = Vec::new();
+        let mut bad = None;
+        inputs.store(i)?.rows(
+            0..u64::MAX,
+            |chunk, n, data, ok| -> Result<(), SweepError> {
+                if !ok || !shard.owns(chunk) {
+                    bad.get_or_insert(chunk);
+                }
+                rows.push((chunk, n, data.to_vec()));
+                if rows.len() >= 256 {
+                    for (c, n, d) in rows.drain(..) {
+                        st.absorb_rows(c, n, d)?;
                     }
-                    rows.push((chunk, n, data.to_vec()));
-                    if rows.len() >= 256 {
-                        for (c, n, d) in rows.drain(..) {
-                            st.absorb_rows(c, n, d)?;
-                        }
-                    }
-                    Ok(())
-                },
-            )?;
-            if let Some(chunk) = bad {
-                return Err(merge_err(MergeError::Rows {
-                    dir: inputs.list[i].dir.clone(),
-                    chunk,
-                }));
-            }
-            for (c, n, d) in rows {
-                st.absorb_rows(c, n, d)?;
-            }
+                }
+                Ok(())
+            },
+        )?;
+        if let Some(chunk) = bad {
+            return Err(merge_err(MergeError::Rows {
+                dir: inputs.list[i].dir.clone(),
+                chunk,
+            }));
         }
-        let mismatch = st.rows_mismatch()?;
-        if n == 1 && !mismatch.is_empty() {
-            // One whole folder: it dropped its rows when it wrote its seeds.csv.
-            st.regenerate_rows(mismatch, opts.threads)?;
-        } else if let Some(&p) = mismatch.first() {
-            return Err(merge_err(MergeError::RowsMismatch(p as u64)));
+        for (c, n, d) in rows {
+            st.absorb_rows(c, n, d)?;
         }
     }
-    crate::failpoint::kill("merge:rows");
-    let caves = st.finish_merge()?;
-    Ok(MergeReport {
-        shards: inputs.list.len(),
-        caves,
-        verified: false,
-    })
+    let mismatch = st.rows_mismatch()?;
+    if n == 1 && !mismatch.is_empty() {
+        // One whole folder: it dropped its rows when it wrote its seeds.csv.
+        st.regenerate_rows(mismatch, threads)?;
+    } else if let Some(&p) = mismatch.first() {
+        return Err(merge_err(MergeError::RowsMismatch(p as u64)));
+    }
+    Ok(())
 }
 
 /// Shards that are missing (no folder given) or not finished, named in one line.
