@@ -141,15 +141,14 @@ pub fn fill_numpy_on(
         "PCG kernel {} not supported",
         kernel.name()
     );
-    struct T<'a>(&'a mut Grid, f64, &'a mut NumpyRandom, PcgKernel);
-    impl Task for T<'_> {
-        type Output = ();
-        #[inline(always)]
-        fn run<I: Isa>(self) {
-            numpy_chains(self.0, self.1, self.2, self.3)
-        }
-    }
-    simd.run(T(grid, p, rng, kernel));
+    crate::simd_run!(simd, <I> (
+        grid: &'a mut Grid = grid,
+        p: f64 = p,
+        rng: &'a mut NumpyRandom = rng,
+        kernel: PcgKernel = kernel,
+    ) -> () {
+        numpy_chains(grid, p, rng, kernel)
+    });
     Ok(())
 }
 

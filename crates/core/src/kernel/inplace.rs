@@ -37,7 +37,7 @@
 
 use crate::grid::Grid;
 use crate::rule::{Outside, Rule, Update};
-use crate::simd::{Isa, Lane, Simd, Task, prefix_xor};
+use crate::simd::{Isa, Lane, Simd, prefix_xor};
 
 /// Reusable buffers for `step_inplace`: the transposed grid for column-major scans. It is
 /// (re)allocated only when the grid shape changes, never per call for a fixed shape.
@@ -75,26 +75,14 @@ pub fn step(
     outside: Outside,
     order: Update,
 ) {
-    struct T<'a> {
-        grid: &'a mut Grid,
-        scratch: &'a mut InplaceScratch,
-        rule: Rule,
-        outside: Outside,
-        order: Update,
-    }
-    impl Task for T<'_> {
-        type Output = ();
-        #[inline(always)]
-        fn run<I: Isa>(self) {
-            step_inplace::<I>(self.grid, self.scratch, self.rule, self.outside, self.order)
-        }
-    }
-    simd.run(T {
-        grid,
-        scratch,
-        rule,
-        outside,
-        order,
+    crate::simd_run!(simd, <I> (
+        grid: &'a mut Grid = grid,
+        scratch: &'a mut InplaceScratch = scratch,
+        rule: Rule = rule,
+        outside: Outside = outside,
+        order: Update = order,
+    ) -> () {
+        step_inplace::<I>(grid, scratch, rule, outside, order)
     })
 }
 

@@ -25,7 +25,7 @@
 
 use crate::grid::Grid;
 use crate::rule::Outside;
-use crate::simd::{Isa, Lane, Simd, Task};
+use crate::simd::{Isa, Lane, Simd};
 
 /// One buffered two-radius step from `src` into `dst` (same shape).
 ///
@@ -65,26 +65,14 @@ pub fn step(
     r2_max: Option<u8>,
     outside: Outside,
 ) {
-    struct T<'a> {
-        src: &'a mut Grid,
-        dst: &'a mut Grid,
-        r1_min: u8,
-        r2_max: Option<u8>,
-        outside: Outside,
-    }
-    impl Task for T<'_> {
-        type Output = ();
-        #[inline(always)]
-        fn run<I: Isa>(self) {
-            step_two_radius::<I>(self.src, self.dst, self.r1_min, self.r2_max, self.outside)
-        }
-    }
-    simd.run(T {
-        src,
-        dst,
-        r1_min,
-        r2_max,
-        outside,
+    crate::simd_run!(simd, <I> (
+        src: &'a mut Grid = src,
+        dst: &'a mut Grid = dst,
+        r1_min: u8 = r1_min,
+        r2_max: Option<u8> = r2_max,
+        outside: Outside = outside,
+    ) -> () {
+        step_two_radius::<I>(src, dst, r1_min, r2_max, outside)
     })
 }
 

@@ -537,16 +537,10 @@ fn flood_narrow<I: Isa, const N: usize, const EIGHT: bool>(
 impl Flood {
     /// Load `g` (its FLOOR plane) and clear the claimed plane.
     pub fn load(&mut self, g: &Grid) {
-        struct T<'a>(&'a mut Flood, &'a Grid);
-        impl Task for T<'_> {
-            type Output = ();
-            #[inline(always)]
-            fn run<I: Isa>(self) {
-                self.0.load_on::<I>(self.1)
-            }
-        }
         let simd = self.simd;
-        simd.run(T(self, g));
+        crate::simd_run!(simd, <I> (flood: &'a mut Flood = self, g: &'a Grid = g) -> () {
+            flood.load_on::<I>(g)
+        });
     }
 
     /// [`Flood::load`] inside a SIMD clone (for callers that already run in one).

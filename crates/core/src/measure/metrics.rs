@@ -10,20 +10,14 @@
 
 use super::Connectivity;
 use super::components::Layout;
-use crate::simd::{Isa, Lane, Simd, Task};
+use crate::simd::{Lane, Simd};
 
 /// Number of 4-adjacent (FLOOR, WALL) pairs of cells inside the grid, from the floor plane:
 /// popcounts of `row ^ (row >> 1)` (masked to pairs inside the grid) and `row ^ next row`.
 pub(crate) fn boundary(simd: Simd, lay: &Layout, f: &[u64]) -> u64 {
-    struct T<'a>(&'a Layout, &'a [u64]);
-    impl Task for T<'_> {
-        type Output = u64;
-        #[inline(always)]
-        fn run<I: Isa>(self) -> u64 {
-            boundary_in::<I::Row>(self.0, self.1)
-        }
-    }
-    simd.run(T(lay, f))
+    crate::simd_run!(simd, <I> (lay: &'a Layout = lay, f: &'a [u64] = f) -> u64 {
+        boundary_in::<I::Row>(lay, f)
+    })
 }
 
 #[inline(always)]
@@ -92,37 +86,19 @@ impl Bfs {
         exit: Option<(usize, usize)>,
         full: bool,
     ) -> BfsResult {
-        struct T<'a> {
-            bfs: &'a mut Bfs,
-            lay: &'a Layout,
-            f: &'a [u64],
-            conn: Connectivity,
-            spawn: (usize, usize),
-            exit: Option<(usize, usize)>,
-            full: bool,
-        }
-        impl Task for T<'_> {
-            type Output = BfsResult;
-            #[inline(always)]
-            fn run<I: Isa>(self) -> BfsResult {
-                match self.conn {
-                    Connectivity::Four => self.bfs.run_in::<I::Row, false>(
-                        self.lay, self.f, self.spawn, self.exit, self.full,
-                    ),
-                    Connectivity::Eight => self
-                        .bfs
-                        .run_in::<I::Row, true>(self.lay, self.f, self.spawn, self.exit, self.full),
-                }
+        crate::simd_run!(simd, <I> (
+            bfs: &'a mut Bfs = self,
+            lay: &'a Layout = lay,
+            f: &'a [u64] = f,
+            conn: Connectivity = conn,
+            spawn: (usize, usize) = spawn,
+            exit: Option<(usize, usize)> = exit,
+            full: bool = full,
+        ) -> BfsResult {
+            match conn {
+                Connectivity::Four => bfs.run_in::<I::Row, false>(lay, f, spawn, exit, full),
+                Connectivity::Eight => bfs.run_in::<I::Row, true>(lay, f, spawn, exit, full),
             }
-        }
-        simd.run(T {
-            bfs: self,
-            lay,
-            f,
-            conn,
-            spawn,
-            exit,
-            full,
         })
     }
 

@@ -412,6 +412,42 @@ fn baseline<T: Task, I: Isa>(task: T) -> T::Output {
     task.run::<I>()
 }
 
+/// Run a block in a [`Simd`]'s clone: the [`Task`] struct and impl every dispatch needs,
+/// written once instead of at each call (#36). `$I` names the clone's [`Isa`] inside the block;
+/// each captured value is given as `name: Type = value` (references with the lifetime `'a`) and
+/// the block sees it by `name`. The generated `run` is `#[inline(always)]`, so the block is
+/// compiled into each clone with that clone's instructions, as a hand-written [`Task`] is.
+///
+/// ```
+/// use cavesweep_core::simd::{Lane, Simd};
+/// let words = [1u64, 3, 7];
+/// let ones = cavesweep_core::simd_run!(Simd::detect(), <I> (w: &'a [u64] = &words) -> u32 {
+///     w.iter().map(|x| x.count_ones()).sum()
+/// });
+/// assert_eq!(ones, 6);
+/// ```
+#[macro_export]
+macro_rules! simd_run {
+    ($simd:expr, <$I:ident> ($($name:ident : $ty:ty = $val:expr),* $(,)?) -> $out:ty $body:block) => {{
+        struct T<'a> {
+            $($name: $ty,)*
+            _life: ::core::marker::PhantomData<&'a ()>,
+        }
+        impl $crate::simd::Task for T<'_> {
+            type Output = $out;
+            #[inline(always)]
+            fn run<$I: $crate::simd::Isa>(self) -> $out {
+                let T { $($name,)* _life: _ } = self;
+                $body
+            }
+        }
+        $simd.run(T {
+            $($name: $val,)*
+            _life: ::core::marker::PhantomData,
+        })
+    }};
+}
+
 /// A computation written once for every [`Isa`]. Implementations must mark `run`
 /// `#[inline(always)]` (and keep everything hot below it inlined) so that it is compiled into
 /// each clone with that clone's instructions.
