@@ -19,6 +19,6 @@ pub use cavesweep_core::{
     simd,
 };
 pub use cavesweep_engine::{
-    benchmark, error, failpoint, fanout, io, render, reproduce, search, store, sweep,
+    benchmark, command, error, failpoint, fanout, io, render, reproduce, search, store, sweep,
 };
 pub use cavesweep_report as report;

@@ -22,7 +22,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
-use crate::cmdline::CommandLine;
+use crate::cmdline;
 use crate::{error_line, generate, interrupt, recipe, runtime_error, value_error, value_msg};
 
 /// The rows: kept for Python, and written to `out` as the command line writes them.
@@ -247,7 +247,7 @@ fn _search<'py>(
         return Ok(PyString::new(py, &search.explain()).into_any());
     }
     // The command recorded in the checkpoint: the flags that decide the rows.
-    let mut cmd = CommandLine::new("search", recipe, overrides)?;
+    let mut cmd = cmdline::new("search", recipe, overrides)?;
     cmd.flag("--where", query);
     match (&search.spec().seeds, seeds, &seeds_from) {
         (_, Some(s), _) => cmd.flag("--seeds", s),
@@ -269,7 +269,7 @@ fn _search<'py>(
     if let Some(n) = chunk {
         cmd.flag("--chunk", &n.to_string());
     }
-    let command = cmd.finish();
+    let command = cmd.render();
     // A completed search is searched again (the rows are wanted here), its bytes rewritten.
     let (file, prior) = match &out {
         Some(path) => {

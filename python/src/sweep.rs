@@ -14,7 +14,7 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::cmdline::CommandLine;
+use crate::cmdline;
 use crate::{interrupt, recipe, runtime_error, value_error, value_msg};
 
 fn sweep_error(e: SweepError) -> PyErr {
@@ -78,7 +78,7 @@ fn command(
     per_seed: &str,
     chunk: Option<u64>,
 ) -> PyResult<String> {
-    let mut c = CommandLine::new("sweep", recipe, overrides)?;
+    let mut c = cmdline::new("sweep", recipe, overrides)?;
     let mut flag = |f: &str, v: &str| c.flag(f, v);
     for v in vary {
         flag("--vary", v);
@@ -92,7 +92,7 @@ fn command(
     if let Some(n) = chunk {
         flag("--chunk", &n.to_string());
     }
-    Ok(c.finish())
+    Ok(c.render())
 }
 
 /// _sweep(recipe, out, *, vary, seeds, gate, metrics, per_seed, chunk, shard, threads, force,

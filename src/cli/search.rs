@@ -422,7 +422,7 @@ fn stop_on_signals(writing: Arc<Mutex<()>>) -> Arc<AtomicBool> {
 /// The command recorded in a checkpoint: the flags that decide the rows (not --threads, --out,
 /// --force, --png-dir or --scale).
 fn recorded_command() -> String {
-    cavesweep::store::recorded_args(
+    cavesweep::command::recorded_args(
         &["--threads", "--out", "--png-dir", "--scale"],
         &["--force"],
     )

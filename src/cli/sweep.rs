@@ -121,7 +121,7 @@ pub fn check_threads(threads: Option<usize>) -> Result<usize> {
 /// without those that do not (`--threads`, `--out`, `--force`, `--shard`), so the record is the
 /// same whatever machine, thread count or shard ran it.
 fn recorded_command() -> String {
-    cavesweep::store::recorded_args(&["--threads", "--out", "--shard"], &["--force"])
+    cavesweep::command::recorded_args(&["--threads", "--out", "--shard"], &["--force"])
 }
 
 /// Ctrl-C (or SIGTERM) once: finish the chunks in flight, checkpoint, exit 130. Twice: exit at

@@ -12,6 +12,7 @@
 //! - [`io`]: the file-safety model (no-follow, folder-relative, atomic writes, capped reads);
 //! - [`render`]: cave pictures (PNG and ASCII);
 //! - [`reproduce`]: the book chapter's experiment and its verdicts;
+//! - [`command`]: the command line a folder records (the CLI's own, Python's rendered);
 //! - [`error`]: errors as one line, and what to do about a refusal in the caller's words;
 //! - [`benchmark`]: what `cavesweep bench` measures; [`failpoint`]: faults injected by tests.
 //!
@@ -84,6 +85,7 @@
 #![warn(missing_docs)]
 
 pub mod benchmark;
+pub mod command;
 pub mod error;
 pub mod failpoint;
 pub mod fanout;

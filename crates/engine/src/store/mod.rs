@@ -42,6 +42,8 @@ pub use files::FileRecord;
 pub use lock::{FolderLock, LOCK_FILE, LockError};
 pub use ranges::RangeSet;
 
+use crate::command::this_argv;
+
 use crate::failpoint;
 use crate::io::{Folder, Kind};
 
@@ -184,70 +186,6 @@ const SCHEMA: &str = "
     CREATE TABLE runs (started TEXT NOT NULL, argv TEXT NOT NULL, host TEXT NOT NULL,
         pid INTEGER NOT NULL, version TEXT NOT NULL);
 ";
-
-/// The full command line of this process, shell-quoted, for the `runs` table and the lock.
-/// Read with `args_os`: an argument that is not UTF-8 (a path such as `bad\xff`) is recorded
-/// with `$'\xff'` escapes instead of panicking as `std::env::args` does.
-pub fn this_argv() -> String {
-    std::iter::once("cavesweep".to_string())
-        .chain(std::env::args_os().skip(1).map(|a| shell_quote_os(&a)))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// The command line as recorded in an output folder: this process's arguments without the
-/// flags in `with_value` (and their values) and those in `alone`, which do not decide the
-/// results (`--threads`, `--out`, `--force`, ...), so the record is the same whatever machine,
-/// thread count or shard ran it.
-pub fn recorded_args(with_value: &[&str], alone: &[&str]) -> String {
-    let mut out = vec!["cavesweep".to_string()];
-    let mut args = std::env::args_os().skip(1);
-    while let Some(a) = args.next() {
-        let text = a.to_string_lossy();
-        let flag = text.split('=').next().unwrap_or("");
-        if with_value.contains(&flag) {
-            if !text.contains('=') {
-                args.next();
-            }
-        } else if !alone.contains(&flag) {
-            out.push(shell_quote_os(&a));
-        }
-    }
-    out.join(" ")
-}
-
-/// [`shell_quote`] for an argument that may not be UTF-8: such bytes are written as `\xHH`
-/// inside bash's `$'...'` quoting, so the recorded line still reruns the command.
-pub fn shell_quote_os(s: &std::ffi::OsStr) -> String {
-    use std::os::unix::ffi::OsStrExt;
-    if let Some(t) = s.to_str() {
-        return shell_quote(t);
-    }
-    let mut q = String::from("$'");
-    for &b in s.as_bytes() {
-        match b {
-            b'\\' => q.push_str("\\\\"),
-            b'\'' => q.push_str("\\'"),
-            0x20..=0x7e => q.push(b as char),
-            _ => q.push_str(&format!("\\x{b:02x}")),
-        }
-    }
-    q.push('\'');
-    q
-}
-
-/// Quote `s` for a POSIX shell when it needs it.
-pub fn shell_quote(s: &str) -> String {
-    let plain = !s.is_empty()
-        && s.bytes().all(|b| {
-            b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b) || b == b'^' || b == b'~'
-        });
-    if plain {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
-}
 
 impl Store {
     /// Open `dir` for the work `id` describes: a new folder, an empty one, or one holding the
