@@ -122,12 +122,47 @@ pub fn main(a: ReproduceArgs) -> Result<()> {
     let classic10 = run_variant("classic-4-5", a.seeds, 10)?;
     let claims = claims(&strict, &classic, &classic10);
 
+    let t = text(a.seeds, &strict, &classic10, &claims)?;
+    let mut out = std::io::stdout().lock();
+    write!(out, "{t}")?;
+    let Some(dir) = &a.out else {
+        writeln!(
+            out,
+            "\n(add --out DIR to write trajectory.csv, seeds.csv and report.md)"
+        )?;
+        return Ok(());
+    };
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create output folder {}", dir.display()))?;
+    let files = [
+        ("trajectory.csv", trajectory_csv(&strict, &classic10)?),
+        ("seeds.csv", seeds_csv(&strict, &classic)?),
+        ("report.md", report_md(a.seeds, &t).into_bytes()),
+    ];
+    let files = files.map(|(name, bytes)| (dir.join(name), bytes));
+    write_files(&files, a.force)?;
+    writeln!(
+        out,
+        "\nwrote {}/{{trajectory.csv,seeds.csv,report.md}}",
+        dir.display()
+    )?;
+    Ok(())
+}
+
+/// The printed report (also quoted whole in report.md): the mean wall fraction per step of
+/// both rules side by side, then each of the chapter's claims with our measurement and verdict.
+fn text(
+    seeds: u64,
+    strict: &VariantRun,
+    classic10: &VariantRun,
+    claims: &[Claim],
+) -> Result<String> {
     let mut t = String::new();
     writeln!(
         t,
         "Reproducing 'Generate Caves from Noise': numpy default_rng(seed) replayed bit for bit,\n\
          {}, 90x140, fill 0.45, outside FLOOR, solid border.\n",
-        match a.seeds {
+        match seeds {
             1 => "seed 0".to_string(),
             n => format!("seeds 0..{}", n - 1),
         }
@@ -135,12 +170,13 @@ pub fn main(a: ReproduceArgs) -> Result<()> {
     writeln!(
         t,
         "mean wall fraction per step [min, max] over {} seeds",
-        a.seeds
+        seeds
     )?;
     writeln!(
         t,
         "step  chapter-strict (B5678/S5678)   classic-4-5 (B5678/S45678)"
     )?;
+    // classic-4-5 runs to 10 steps; the strict column is blank past its 4.
     for (k, c) in classic10.trajectory.iter().enumerate() {
         let s = strict
             .trajectory
@@ -154,27 +190,21 @@ pub fn main(a: ReproduceArgs) -> Result<()> {
         )?;
     }
     writeln!(t, "\nthe chapter's claims")?;
-    for c in &claims {
+    for c in claims {
         writeln!(
             t,
             "- {}\n    chapter: {}\n    measured: {}\n    verdict: {}",
             c.what, c.chapter, c.measured, c.verdict
         )?;
     }
-    let mut out = std::io::stdout().lock();
-    write!(out, "{t}")?;
-    let Some(dir) = &a.out else {
-        writeln!(
-            out,
-            "\n(add --out DIR to write trajectory.csv, seeds.csv and report.md)"
-        )?;
-        return Ok(());
-    };
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("cannot create output folder {}", dir.display()))?;
+    Ok(t)
+}
+
+/// trajectory.csv: the per-step statistics of the strict run and the 10-step classic run.
+fn trajectory_csv(strict: &VariantRun, classic10: &VariantRun) -> Result<Vec<u8>> {
     let mut traj = csv::Writer::from_writer(Vec::new());
     traj.write_record(["preset", "steps", "step", "n", "mean", "sd", "min", "max"])?;
-    for run in [&strict, &classic10] {
+    for run in [strict, classic10] {
         for s in &run.trajectory {
             traj.write_record([
                 run.preset.clone(),
@@ -188,6 +218,12 @@ pub fn main(a: ReproduceArgs) -> Result<()> {
             ])?;
         }
     }
+    Ok(traj.into_inner()?)
+}
+
+/// seeds.csv: one row per seed of each 4-step run (final walls, the chapter's connected
+/// fraction, our component count).
+fn seeds_csv(strict: &VariantRun, classic: &VariantRun) -> Result<Vec<u8>> {
     let mut seeds = csv::Writer::from_writer(Vec::new());
     seeds.write_record([
         "preset",
@@ -197,7 +233,7 @@ pub fn main(a: ReproduceArgs) -> Result<()> {
         "chapter_connected_fraction",
         "components",
     ])?;
-    for run in [&strict, &classic] {
+    for run in [strict, classic] {
         for (seed, ((w, c), k)) in run
             .final_walls
             .iter()
@@ -215,36 +251,32 @@ pub fn main(a: ReproduceArgs) -> Result<()> {
             ])?;
         }
     }
-    let files = [
-        ("trajectory.csv", traj.into_inner()?),
-        ("seeds.csv", seeds.into_inner()?),
-        (
-            "report.md",
-            format!(
-                "# The chapter reproduced\n\nMade by `cavesweep reproduce chapter --seeds {}` \
-                 (cavesweep {}). Every seed's noise is numpy's `default_rng(seed).random((90, 140)) \
-                 < 0.45`, replayed bit for bit; the connectivity figure uses the chapter's own \
-                 `reachable_floor` semantics.\n\n```text\n{t}```\n\nFiles: `trajectory.csv` \
-                 (per-step statistics; classic-4-5 run to 10 steps, its first 4 steps are the \
-                 4-step run), `seeds.csv` (one row per seed and 4-step variant).\n",
-                a.seeds,
-                env!("CARGO_PKG_VERSION")
-            )
-            .into_bytes(),
-        ),
-    ];
-    let files = files.map(|(name, bytes)| (dir.join(name), bytes));
-    if !a.force {
+    Ok(seeds.into_inner()?)
+}
+
+/// report.md: how it was made, the printed report `t` verbatim, and what the CSV files hold.
+fn report_md(seeds: u64, t: &str) -> String {
+    format!(
+        "# The chapter reproduced\n\nMade by `cavesweep reproduce chapter --seeds {}` \
+         (cavesweep {}). Every seed's noise is numpy's `default_rng(seed).random((90, 140)) \
+         < 0.45`, replayed bit for bit; the connectivity figure uses the chapter's own \
+         `reachable_floor` semantics.\n\n```text\n{t}```\n\nFiles: `trajectory.csv` \
+         (per-step statistics; classic-4-5 run to 10 steps, its first 4 steps are the \
+         4-step run), `seeds.csv` (one row per seed and 4-step variant).\n",
+        seeds,
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// Write the files, each atomically. Without `force`, first refuse (writing none) if any of
+/// them holds other bytes: rewriting the same run's files is always allowed.
+fn write_files(files: &[(PathBuf, Vec<u8>)], force: bool) -> Result<()> {
+    if !force {
         cavesweep::io::check_no_replace(files.iter().map(|(p, b)| (p.as_path(), b.as_slice())))
             .map_err(anyhow::Error::msg)?;
     }
-    for (path, bytes) in &files {
+    for (path, bytes) in files {
         write_atomic(path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
     }
-    writeln!(
-        out,
-        "\nwrote {}/{{trajectory.csv,seeds.csv,report.md}}",
-        dir.display()
-    )?;
     Ok(())
 }

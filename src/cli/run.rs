@@ -4,8 +4,9 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use cavesweep::generate::Generator;
+use cavesweep::generate::{Cave, Generator};
 use cavesweep::measure::{Metric, MetricSet};
+use cavesweep::recipe::Recipe;
 use cavesweep::render;
 use cavesweep::simd::{Cpu, Simd};
 use clap::Args;
@@ -54,46 +55,72 @@ pub fn main(a: RunArgs) -> Result<()> {
     }
     let mut generator = Generator::new(&recipe, a.metrics)?;
     let cave = generator.run(a.seed)?;
-    let (spawn, exit) = (recipe.spawn_cell(), recipe.exit_cell());
+    write_png(&a, &recipe, &cave)?;
+    let mut out = std::io::stdout().lock();
+    if a.json {
+        return json(&a, &recipe, &cave, &mut out);
+    }
+    trajectory(&a, &recipe, &cave, &mut out)?;
+    metrics(&a, &recipe, &cave, &mut out)?;
+    if a.ascii {
+        write!(
+            out,
+            "{}",
+            render::ascii(cave.grid, Some(recipe.spawn_cell()), recipe.exit_cell())
+        )?;
+    }
+    Ok(())
+}
+
+/// The --png picture, if asked for (before anything is printed, so a refused file prints
+/// nothing).
+fn write_png(a: &RunArgs, recipe: &Recipe, cave: &Cave) -> Result<()> {
     if let Some(path) = &a.png {
         render::write_png(
             path,
             cave.grid,
             a.scale as usize,
-            &render::Marks::of(&recipe),
+            &render::Marks::of(recipe),
             a.force,
         )
         .context("--png")?;
     }
-    let mut out = std::io::stdout().lock();
-    if a.json {
-        let mut obj = serde_json::Map::new();
-        obj.insert("recipe".into(), recipe.name.clone().into());
-        obj.insert("seed".into(), a.seed.into());
-        obj.insert("rng".into(), recipe.rng.to_string().into());
-        obj.insert("rows".into(), recipe.rows.into());
-        obj.insert("cols".into(), recipe.cols.into());
-        // Which compiled clone ran, and what the CPU offers (the cave does not depend on it).
-        obj.insert("simd".into(), Simd::active().to_string().into());
-        obj.insert("cpu".into(), Cpu::get().features().into());
-        obj.insert(
-            "wall_trajectory".into(),
-            cave.trajectory.iter().map(|&w| num(w)).collect(),
-        );
-        for m in Metric::ALL {
-            if a.metrics.contains(m) {
-                obj.insert(m.name().into(), num(cave.values[m.index()]));
-            }
+    Ok(())
+}
+
+/// The --json report: one object on one line (the map in it with --ascii).
+fn json(a: &RunArgs, recipe: &Recipe, cave: &Cave, out: &mut impl Write) -> Result<()> {
+    let mut obj = serde_json::Map::new();
+    obj.insert("recipe".into(), recipe.name.clone().into());
+    obj.insert("seed".into(), a.seed.into());
+    obj.insert("rng".into(), recipe.rng.to_string().into());
+    obj.insert("rows".into(), recipe.rows.into());
+    obj.insert("cols".into(), recipe.cols.into());
+    // Which compiled clone ran, and what the CPU offers (the cave does not depend on it).
+    obj.insert("simd".into(), Simd::active().to_string().into());
+    obj.insert("cpu".into(), Cpu::get().features().into());
+    obj.insert(
+        "wall_trajectory".into(),
+        cave.trajectory.iter().map(|&w| num(w)).collect(),
+    );
+    for m in Metric::ALL {
+        if a.metrics.contains(m) {
+            obj.insert(m.name().into(), num(cave.values[m.index()]));
         }
-        if a.ascii {
-            obj.insert(
-                "map".into(),
-                render::ascii(cave.grid, Some(spawn), exit).into(),
-            );
-        }
-        writeln!(out, "{}", serde_json::Value::Object(obj))?;
-        return Ok(());
     }
+    if a.ascii {
+        obj.insert(
+            "map".into(),
+            render::ascii(cave.grid, Some(recipe.spawn_cell()), recipe.exit_cell()).into(),
+        );
+    }
+    writeln!(out, "{}", serde_json::Value::Object(obj))?;
+    Ok(())
+}
+
+/// The text report's heading and wall fraction after the fill, each pass step and each
+/// post-step (`cave.trajectory` holds them in that order).
+fn trajectory(a: &RunArgs, recipe: &Recipe, cave: &Cave, out: &mut impl Write) -> Result<()> {
     writeln!(
         out,
         "{} seed {} ({} rng, {}x{})",
@@ -127,11 +154,17 @@ pub fn main(a: RunArgs) -> Result<()> {
         )?;
         k += 1;
     }
+    Ok(())
+}
+
+/// The text report's metrics, in `Metric::ALL` order: `-` for none (NaN), whole numbers
+/// without decimals.
+fn metrics(a: &RunArgs, recipe: &Recipe, cave: &Cave, out: &mut impl Write) -> Result<()> {
     writeln!(
         out,
         "metrics (spawn {:?}{})",
-        spawn,
-        match exit {
+        recipe.spawn_cell(),
+        match recipe.exit_cell() {
             Some(e) => format!(", exit {e:?}"),
             None => String::new(),
         }
@@ -148,9 +181,6 @@ pub fn main(a: RunArgs) -> Result<()> {
             };
             writeln!(out, "  {:<20} {shown}", m.name())?;
         }
-    }
-    if a.ascii {
-        write!(out, "{}", render::ascii(cave.grid, Some(spawn), exit))?;
     }
     Ok(())
 }

@@ -16,7 +16,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use cavesweep::benchmark::search::{Rate, Rates, reject_bench};
+use cavesweep::benchmark::search::{Rate, Rates, RejectBench, reject_bench};
 use cavesweep::io::write_atomic;
 use cavesweep::recipe::Recipe;
 
@@ -115,7 +115,25 @@ pub fn main(
         .prefix("cavesweep-bench-search-")
         .tempdir()
         .context("cannot create a scratch folder")?;
-    let tmp = scratch.path().to_path_buf();
+    let mut csv = new_csv()?;
+    for recipe in recipes {
+        reject_figures(recipe, threads, repeats, seeds, &mut csv, &mut out)?;
+        top_figures(
+            recipe,
+            threads,
+            repeats,
+            seeds,
+            scratch.path(),
+            &mut csv,
+            &mut out,
+        )?;
+    }
+    drop(scratch);
+    write_csv(out_dir, csv, &mut out)
+}
+
+/// The search.csv writer, its header written: one record per figure (see `record`).
+fn new_csv() -> Result<csv::Writer<Vec<u8>>> {
     let mut csv = csv::Writer::from_writer(Vec::new());
     csv.write_record([
         "preset",
@@ -133,191 +151,288 @@ pub fn main(
         "ratio_cpu",
         "command",
     ])?;
-    for recipe in recipes {
-        let reject_seeds = (seeds / 5).max(10_000);
-        let b = reject_bench(recipe, threads, reject_seeds, repeats)?;
-        writeln!(
-            out,
-            "{}: {threads} threads, seeds (caves) per second: median [min-max] of {repeats}",
-            recipe.name
-        )?;
-        writeln!(
-            out,
-            "  generation only (fill + steps, no metrics), {reject_seeds} seeds: {}",
-            rate(&b.generation)
-        )?;
-        writeln!(
-            out,
-            "  search {:?} (first clause rejects {:.1}% of a sample): {}",
-            b.query,
-            b.rejected * 100.0,
-            rate(&b.search),
-        )?;
-        writeln!(
-            out,
-            "    = {:.3}x generation per s, {:.3}x per CPU-s (target >= 0.9)",
-            b.ratio(),
-            b.cpu_ratio()
-        )?;
-        let first = b.query.split(" && ").next().unwrap_or_default().to_string();
-        let (fw, fc) = b.first_only_ratios();
-        writeln!(
-            out,
-            "  search {first:?} alone (the rejection without the later clauses' flood fills): {}",
-            rate(&b.first_only),
-        )?;
-        writeln!(out, "    = {fw:.3}x generation per s, {fc:.3}x per CPU-s")?;
-        let gen_cmd = format!("(library) generation only, seeds 0..{reject_seeds}");
-        let search_cmd = format!(
-            "cavesweep search --preset {} --seeds 0..{reject_seeds} --where {} --threads {threads}",
-            recipe.name,
-            quoted(&b.query)
-        );
-        let first_cmd = format!(
-            "cavesweep search --preset {} --seeds 0..{reject_seeds} --where {} --threads {threads}",
-            recipe.name,
-            quoted(&first)
-        );
-        for (fig, r, ratios, cmd) in [
-            ("generation", &b.generation, (1.0, 1.0), &gen_cmd),
-            (
-                "search_reject",
-                &b.search,
-                (b.ratio(), b.cpu_ratio()),
-                &search_cmd,
-            ),
-            (
-                "search_reject_first_clause",
-                &b.first_only,
-                (fw, fc),
-                &first_cmd,
-            ),
-        ] {
-            record(
-                &mut csv,
-                &recipe.name,
-                fig,
-                threads,
-                reject_seeds,
-                repeats,
-                r,
-                ratios,
-                cmd,
-            )?;
-        }
+    Ok(csv)
+}
 
-        // Top 10 by path length vs the sweep computing path_length, end to end.
-        let mut base: Vec<String> = vec!["--preset".into(), recipe.name.clone()];
-        if recipe.exit.is_none() {
-            let (y, x) = (
-                (recipe.rows / 16).max(1),
-                recipe.cols - 1 - (recipe.cols / 16).max(1),
-            );
-            base.extend(["--set".into(), format!("exit={y},{x}")]);
-        }
-        base.extend([
-            "--seeds".into(),
-            format!("0..{seeds}"),
-            "--threads".into(),
-            threads.to_string(),
-        ]);
-        let sweep_dir = tmp.join("sweep");
-        let found = tmp.join("top.csv");
-        let mut sweep_args: Vec<String> = vec!["sweep".into()];
-        sweep_args.extend(base.iter().cloned());
-        sweep_args.extend(
-            [
-                "--metrics",
-                "path_length",
-                "--per-seed",
-                "none",
-                "--force",
-                "--out",
-            ]
-            .map(String::from),
-        );
-        sweep_args.push(sweep_dir.display().to_string());
-        let mut search_args: Vec<String> = vec!["search".into()];
-        search_args.extend(base.iter().cloned());
-        search_args.extend(
-            [
-                "--where",
-                "path_length>=0",
-                "--top",
-                "10",
-                "--by",
-                "path_length",
-                "--force",
-                "--out",
-            ]
-            .map(String::from),
-        );
-        search_args.push(found.display().to_string());
-        let (mut sw, mut se) = (vec![], vec![]);
-        for r in 0..repeats {
-            // Alternately first and second, so drift on a shared machine favours neither.
-            let _ = std::fs::remove_dir_all(&sweep_dir);
-            if r % 2 == 0 {
-                sw.push(timed(&sweep_args, seeds)?);
-                se.push(timed(&search_args, seeds)?);
-            } else {
-                se.push(timed(&search_args, seeds)?);
-                sw.push(timed(&sweep_args, seeds)?);
-            }
-        }
-        let (sw, se) = (Rates::of(&sw), Rates::of(&se));
-        let ratios = (
-            se.wall.median / sw.wall.median,
-            se.cpu.median / sw.cpu.median,
-        );
-        writeln!(
-            out,
-            "  sweep --metrics path_length --per-seed none, {seeds} seeds: {}",
-            rate(&sw)
-        )?;
-        writeln!(
-            out,
-            "  search --where 'path_length>=0' --top 10 --by path_length, {seeds} seeds: {}",
-            rate(&se)
-        )?;
-        writeln!(
-            out,
-            "    = {:.3}x the sweep per s, {:.3}x per CPU-s (target >= 1)",
-            ratios.0, ratios.1
-        )?;
-        let show = |a: &[String]| {
-            let mut v = vec!["cavesweep".to_string()];
-            v.extend(
-                a.iter()
-                    .filter(|x| !x.contains("cavesweep-bench-search"))
-                    .map(|x| quoted(x)),
-            );
-            v.join(" ")
-        };
+/// Figure 1 for one preset (generation alone vs the rejecting search vs its first clause
+/// alone), in the library on a fifth of the seeds (at least 10,000): printed, and recorded.
+fn reject_figures(
+    recipe: &Recipe,
+    threads: usize,
+    repeats: usize,
+    seeds: u64,
+    csv: &mut csv::Writer<Vec<u8>>,
+    out: &mut impl Write,
+) -> Result<()> {
+    let reject_seeds = (seeds / 5).max(10_000);
+    let b = reject_bench(recipe, threads, reject_seeds, repeats)?;
+    print_reject(&b, recipe, threads, repeats, reject_seeds, out)?;
+    record_reject(&b, recipe, threads, repeats, reject_seeds, csv)
+}
+
+/// The query's first clause: the fraction that does the rejecting.
+fn first_clause(query: &str) -> String {
+    query.split(" && ").next().unwrap_or_default().to_string()
+}
+
+/// Figure 1's lines on stdout.
+fn print_reject(
+    b: &RejectBench,
+    recipe: &Recipe,
+    threads: usize,
+    repeats: usize,
+    reject_seeds: u64,
+    out: &mut impl Write,
+) -> Result<()> {
+    writeln!(
+        out,
+        "{}: {threads} threads, seeds (caves) per second: median [min-max] of {repeats}",
+        recipe.name
+    )?;
+    writeln!(
+        out,
+        "  generation only (fill + steps, no metrics), {reject_seeds} seeds: {}",
+        rate(&b.generation)
+    )?;
+    writeln!(
+        out,
+        "  search {:?} (first clause rejects {:.1}% of a sample): {}",
+        b.query,
+        b.rejected * 100.0,
+        rate(&b.search),
+    )?;
+    writeln!(
+        out,
+        "    = {:.3}x generation per s, {:.3}x per CPU-s (target >= 0.9)",
+        b.ratio(),
+        b.cpu_ratio()
+    )?;
+    let first = first_clause(&b.query);
+    let (fw, fc) = b.first_only_ratios();
+    writeln!(
+        out,
+        "  search {first:?} alone (the rejection without the later clauses' flood fills): {}",
+        rate(&b.first_only),
+    )?;
+    writeln!(out, "    = {fw:.3}x generation per s, {fc:.3}x per CPU-s")?;
+    Ok(())
+}
+
+/// Figure 1's three CSV records, each with the command it stands for.
+fn record_reject(
+    b: &RejectBench,
+    recipe: &Recipe,
+    threads: usize,
+    repeats: usize,
+    reject_seeds: u64,
+    csv: &mut csv::Writer<Vec<u8>>,
+) -> Result<()> {
+    let first = first_clause(&b.query);
+    let (fw, fc) = b.first_only_ratios();
+    let gen_cmd = format!("(library) generation only, seeds 0..{reject_seeds}");
+    let search_cmd = search_command(recipe, reject_seeds, &b.query, threads);
+    let first_cmd = search_command(recipe, reject_seeds, &first, threads);
+    for (fig, r, ratios, cmd) in [
+        ("generation", &b.generation, (1.0, 1.0), &gen_cmd),
+        (
+            "search_reject",
+            &b.search,
+            (b.ratio(), b.cpu_ratio()),
+            &search_cmd,
+        ),
+        (
+            "search_reject_first_clause",
+            &b.first_only,
+            (fw, fc),
+            &first_cmd,
+        ),
+    ] {
         record(
-            &mut csv,
+            csv,
             &recipe.name,
-            "sweep_path_length",
+            fig,
             threads,
-            seeds,
+            reject_seeds,
             repeats,
-            &sw,
-            (1.0, 1.0),
-            &show(&sweep_args),
-        )?;
-        record(
-            &mut csv,
-            &recipe.name,
-            "search_top10_path_length",
-            threads,
-            seeds,
-            repeats,
-            &se,
+            r,
             ratios,
-            &show(&search_args),
+            cmd,
         )?;
     }
-    drop(scratch);
+    Ok(())
+}
+
+/// The `cavesweep search` command line a figure-1 search stands for (the CSV's `command`).
+fn search_command(recipe: &Recipe, seeds: u64, query: &str, threads: usize) -> String {
+    format!(
+        "cavesweep search --preset {} --seeds 0..{seeds} --where {} --threads {threads}",
+        recipe.name,
+        quoted(query)
+    )
+}
+
+/// Figure 2 for one preset: the top 10 by path length vs the sweep computing path_length, end
+/// to end (both run as this binary, writing into `tmp`): printed, and recorded.
+fn top_figures(
+    recipe: &Recipe,
+    threads: usize,
+    repeats: usize,
+    seeds: u64,
+    tmp: &Path,
+    csv: &mut csv::Writer<Vec<u8>>,
+    out: &mut impl Write,
+) -> Result<()> {
+    let base = base_args(recipe, seeds, threads);
+    let sweep_dir = tmp.join("sweep");
+    let found = tmp.join("top.csv");
+    let sweep_args = sweep_args(&base, &sweep_dir);
+    let search_args = search_args(&base, &found);
+    let (sw, se) = alternate(&sweep_args, &search_args, &sweep_dir, seeds, repeats)?;
+    let ratios = (
+        se.wall.median / sw.wall.median,
+        se.cpu.median / sw.cpu.median,
+    );
+    writeln!(
+        out,
+        "  sweep --metrics path_length --per-seed none, {seeds} seeds: {}",
+        rate(&sw)
+    )?;
+    writeln!(
+        out,
+        "  search --where 'path_length>=0' --top 10 --by path_length, {seeds} seeds: {}",
+        rate(&se)
+    )?;
+    writeln!(
+        out,
+        "    = {:.3}x the sweep per s, {:.3}x per CPU-s (target >= 1)",
+        ratios.0, ratios.1
+    )?;
+    record(
+        csv,
+        &recipe.name,
+        "sweep_path_length",
+        threads,
+        seeds,
+        repeats,
+        &sw,
+        (1.0, 1.0),
+        &shown(&sweep_args),
+    )?;
+    record(
+        csv,
+        &recipe.name,
+        "search_top10_path_length",
+        threads,
+        seeds,
+        repeats,
+        &se,
+        ratios,
+        &shown(&search_args),
+    )
+}
+
+/// The flags figure 2's sweep and search share: the preset (with an exit near the top-right
+/// corner if it has none, so path_length has a target), the seeds and the threads.
+fn base_args(recipe: &Recipe, seeds: u64, threads: usize) -> Vec<String> {
+    let mut base: Vec<String> = vec!["--preset".into(), recipe.name.clone()];
+    if recipe.exit.is_none() {
+        let (y, x) = (
+            (recipe.rows / 16).max(1),
+            recipe.cols - 1 - (recipe.cols / 16).max(1),
+        );
+        base.extend(["--set".into(), format!("exit={y},{x}")]);
+    }
+    base.extend([
+        "--seeds".into(),
+        format!("0..{seeds}"),
+        "--threads".into(),
+        threads.to_string(),
+    ]);
+    base
+}
+
+/// `sweep` computing path_length alone, no per-seed file, into `sweep_dir`.
+fn sweep_args(base: &[String], sweep_dir: &Path) -> Vec<String> {
+    let mut sweep_args: Vec<String> = vec!["sweep".into()];
+    sweep_args.extend(base.iter().cloned());
+    sweep_args.extend(
+        [
+            "--metrics",
+            "path_length",
+            "--per-seed",
+            "none",
+            "--force",
+            "--out",
+        ]
+        .map(String::from),
+    );
+    sweep_args.push(sweep_dir.display().to_string());
+    sweep_args
+}
+
+/// `search` keeping the top 10 by path_length (every cave passes the query), into `found`.
+fn search_args(base: &[String], found: &Path) -> Vec<String> {
+    let mut search_args: Vec<String> = vec!["search".into()];
+    search_args.extend(base.iter().cloned());
+    search_args.extend(
+        [
+            "--where",
+            "path_length>=0",
+            "--top",
+            "10",
+            "--by",
+            "path_length",
+            "--force",
+            "--out",
+        ]
+        .map(String::from),
+    );
+    search_args.push(found.display().to_string());
+    search_args
+}
+
+/// Run the sweep and the search `repeats` times each, alternately first and second so drift
+/// on a shared machine favours neither (the sweep's folder removed before each pair); returns
+/// the sweep's rates and the search's.
+fn alternate(
+    sweep_args: &[String],
+    search_args: &[String],
+    sweep_dir: &Path,
+    seeds: u64,
+    repeats: usize,
+) -> Result<(Rates, Rates)> {
+    let (mut sw, mut se) = (vec![], vec![]);
+    for r in 0..repeats {
+        let _ = std::fs::remove_dir_all(sweep_dir);
+        if r % 2 == 0 {
+            sw.push(timed(sweep_args, seeds)?);
+            se.push(timed(search_args, seeds)?);
+        } else {
+            se.push(timed(search_args, seeds)?);
+            sw.push(timed(sweep_args, seeds)?);
+        }
+    }
+    Ok((Rates::of(&sw), Rates::of(&se)))
+}
+
+/// A command line as the CSV records it: `cavesweep` and the quoted arguments, without the
+/// scratch folder's paths (random names, meaningless once it is removed).
+fn shown(a: &[String]) -> String {
+    let mut v = vec!["cavesweep".to_string()];
+    v.extend(
+        a.iter()
+            .filter(|x| !x.contains("cavesweep-bench-search"))
+            .map(|x| quoted(x)),
+    );
+    v.join(" ")
+}
+
+/// With --out, write the figures as DIR/search.csv (DIR created if needed) and say so.
+fn write_csv(
+    out_dir: Option<&Path>,
+    csv: csv::Writer<Vec<u8>>,
+    out: &mut impl Write,
+) -> Result<()> {
     let Some(out_dir) = out_dir else {
         return Ok(());
     };
