@@ -351,44 +351,32 @@ fn base_args(recipe: &Recipe, seeds: u64, threads: usize) -> Vec<String> {
     base
 }
 
+/// `cavesweep SUB` with the shared flags `base`, then `flags`, then `--force --out OUT`.
+fn sub_args(sub: &str, base: &[String], flags: &[&str], out: &Path) -> Vec<String> {
+    let mut args: Vec<String> = vec![sub.into()];
+    args.extend(base.iter().cloned());
+    args.extend(flags.iter().map(|f| f.to_string()));
+    args.extend(["--force".into(), "--out".into(), out.display().to_string()]);
+    args
+}
+
 /// `sweep` computing path_length alone, no per-seed file, into `sweep_dir`.
 fn sweep_args(base: &[String], sweep_dir: &Path) -> Vec<String> {
-    let mut sweep_args: Vec<String> = vec!["sweep".into()];
-    sweep_args.extend(base.iter().cloned());
-    sweep_args.extend(
-        [
-            "--metrics",
-            "path_length",
-            "--per-seed",
-            "none",
-            "--force",
-            "--out",
-        ]
-        .map(String::from),
-    );
-    sweep_args.push(sweep_dir.display().to_string());
-    sweep_args
+    let flags = ["--metrics", "path_length", "--per-seed", "none"];
+    sub_args("sweep", base, &flags, sweep_dir)
 }
 
 /// `search` keeping the top 10 by path_length (every cave passes the query), into `found`.
 fn search_args(base: &[String], found: &Path) -> Vec<String> {
-    let mut search_args: Vec<String> = vec!["search".into()];
-    search_args.extend(base.iter().cloned());
-    search_args.extend(
-        [
-            "--where",
-            "path_length>=0",
-            "--top",
-            "10",
-            "--by",
-            "path_length",
-            "--force",
-            "--out",
-        ]
-        .map(String::from),
-    );
-    search_args.push(found.display().to_string());
-    search_args
+    let flags = [
+        "--where",
+        "path_length>=0",
+        "--top",
+        "10",
+        "--by",
+        "path_length",
+    ];
+    sub_args("search", base, &flags, found)
 }
 
 /// Run the sweep and the search `repeats` times each, alternately first and second so drift
