@@ -1,7 +1,7 @@
 """``cavesweep.search()``: the command line's ``cavesweep search`` from Python.
 
 The search runs in Rust (``_native._search``: the library's search engine, the same as the
-command line's); this module puts Python arguments in the command line's words, shows progress
+command line's); the arguments go to it as they are (it converts them into the library's types); this module shows progress
 the way notebooks expect, and hands the matches back as a pandas DataFrame (or a dict of numpy
 columns without pandas).
 """
@@ -22,22 +22,6 @@ if TYPE_CHECKING:
     from ._native import RecipeLike, SetValue
 
     Table = Union["pandas.DataFrame", Dict[str, np.ndarray]]
-
-
-def _seeds(seeds):
-    """(``--seeds`` text, None) for a range, a count, an (a, b) pair or "A..B"; (None, the
-    seeds) for any other collection of seeds (a list, an array, a pandas column)."""
-    if seeds is None or isinstance(seeds, str):
-        return seeds, None
-    if isinstance(seeds, range) and seeds.step == 1 and len(seeds) > 0:
-        return f"{seeds.start}..{seeds.stop}", None
-    if isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool):
-        return f"0..{int(seeds)}", None
-    if isinstance(seeds, tuple) and len(seeds) == 2 and all(isinstance(s, (int, np.integer)) for s in seeds):
-        return f"{int(seeds[0])}..{int(seeds[1])}", None
-    if isinstance(seeds, bool):
-        raise TypeError("seeds: expected a range, a count, (a, b), 'A..B' or a list of seeds")
-    return None, np.asarray(seeds).ravel() if hasattr(seeds, "__array__") else list(seeds)
 
 
 def _table(columns, report):
@@ -79,8 +63,9 @@ def search(
       ``rows=60``, ``rng="numpy"``, ...).
     - ``where``: the query, e.g. ``"floor_fraction>=0.6 && (components<=3 || !(path_length>40))"``
       (metrics ``cavesweep.METRICS``; ``&&``, ``||``, ``!``, parentheses).
-    - ``seeds``: ``range(0, 1_000_000)``, ``1_000_000`` (= 0..1000000), ``(a, b)``, ``"A..B"``,
-      or any list/array of seeds (e.g. a column of an earlier result); or ``seeds_from``: a CSV
+    - ``seeds``: ``range(0, 1_000_000)``, ``1_000_000`` (= 0..1000000), ``(start, stop)``,
+      ``"A..B"``, or any list/array of seeds (e.g. a column of an earlier result; at most
+      10,000,000; the largest seed is 2**64 - 2); or ``seeds_from``: a CSV
       file with a ``seed`` column (a sweep's ``seeds.csv``, an earlier search's ``out``).
     - ``limit=N``: the N lowest matching seeds (stops as soon as they are known); or ``top=K,
       by=METRIC, order="desc"|"asc"``: the K best matches by a metric, best first, ties by the
@@ -109,9 +94,6 @@ def search(
     rows of the finished chunks and calling ``search`` again with the same arguments resumes.
     Bad arguments raise ValueError with the command line's one-line message.
     """
-    seeds_text, seed_list = _seeds(seeds)
-    if metrics is not None and not isinstance(metrics, str):
-        metrics = ",".join(metrics)
     callback, close = _progress(progress, desc="search")
     if callback is not None and not hasattr(callback, "desc"):
         user = callback
@@ -124,8 +106,7 @@ def search(
             result = _native._search(
                 recipe,
                 query=where,
-                seeds=seeds_text,
-                seed_list=seed_list,
+                seeds=seeds,
                 seeds_from=None if seeds_from is None else os.fspath(seeds_from),
                 limit=limit,
                 top=top,

@@ -1,8 +1,8 @@
 """``cavesweep.sweep()``, and the progress and table helpers ``cavesweep.search()`` shares.
 
 The sweep itself runs in Rust (``_native._sweep``, the library's sweep engine, the same as
-``cavesweep sweep``); this module only turns Python arguments into the command line's flag
-strings, shows progress the way notebooks expect, and reads ``summary.csv`` back as a pandas
+``cavesweep sweep``); the arguments go to it as they are (it converts them into the library's
+types), and this module shows progress the way notebooks expect, and reads ``summary.csv`` back as a pandas
 DataFrame (or a dict of numpy columns without pandas).
 """
 
@@ -25,67 +25,6 @@ if TYPE_CHECKING:
 
     Table = Union["pandas.DataFrame", Dict[str, np.ndarray]]
     VaryValues = Union[str, range, Sequence[Any], np.ndarray, int, float]
-
-
-def _value(v):
-    """One value as the command line writes it."""
-    if isinstance(v, str):
-        return v
-    if isinstance(v, (bool, np.bool_)):
-        raise TypeError(f"cannot use a bool ({v!r}) as a recipe value")
-    if isinstance(v, (int, np.integer)):
-        return str(int(v))
-    if isinstance(v, (float, np.floating)):
-        return repr(float(v))
-    if isinstance(v, (tuple, list)) and len(v) == 2 and all(isinstance(i, (int, np.integer)) for i in v):
-        return f"{int(v[0])},{int(v[1])}"
-    return str(v)
-
-
-def _vary_args(vary):
-    """``--vary`` strings from a dict {key: values} or a list of "KEY=VALUES" strings."""
-    if vary is None:
-        return []
-    if isinstance(vary, str):
-        return [vary]
-    if isinstance(vary, dict):
-        out = []
-        for key, values in vary.items():
-            if isinstance(values, str):
-                text = values
-            elif isinstance(values, range) and values.step == 1:
-                text = f"{values.start}..{values.stop}"
-            elif isinstance(values, (range, list, tuple, np.ndarray)):
-                # Spawn/exit cells are "y,x": give several of them as strings ("1,2").
-                text = ",".join(_value(v) for v in list(values))
-            else:
-                text = _value(values)
-            out.append(f"{key}={text}")
-        return out
-    return [str(v) for v in vary]
-
-
-def _seeds_arg(seeds):
-    """``--seeds A..B`` from a range, an (a, b) pair, a count or the string itself."""
-    if isinstance(seeds, str):
-        return seeds
-    if isinstance(seeds, range):
-        if seeds.step != 1:
-            raise ValueError("seeds: a sweep runs a range of consecutive seeds (step 1)")
-        return f"{seeds.start}..{seeds.stop}"
-    if isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool):
-        return f"0..{int(seeds)}"
-    if isinstance(seeds, tuple) and len(seeds) == 2:
-        return f"{int(seeds[0])}..{int(seeds[1])}"
-    raise TypeError("seeds: expected a range, an (a, b) pair, a count or 'A..B'")
-
-
-def _list_arg(v):
-    if v is None:
-        return []
-    if isinstance(v, str):
-        return [v]
-    return [str(x) for x in v]
 
 
 def _interactive():
@@ -200,7 +139,8 @@ def sweep(
 
     - ``recipe``: a Recipe or a preset name; ``**overrides`` are ``--set`` keys (``fill=0.5``,
       ``rng="numpy"``, ...).
-    - ``seeds``: ``range(0, 10_000)``, ``10_000`` (= 0..10000), ``(a, b)`` or ``"0..10000"``.
+    - ``seeds``: ``range(0, 10_000)``, ``10_000`` (= 0..10000), ``(start, stop)`` or
+      ``"0..10000"``; the largest seed is 2**64 - 2, as on the command line.
     - ``vary``: ``{"fill": [0.40, 0.45, 0.50], "steps": range(1, 9)}`` (a range is half-open,
       as ``1..9``), or the flag strings ``["fill=0.40:0.55:0.05", "steps=1..=8"]``.
     - ``gate``: ``"connected_fraction>=0.99 && components<=3"`` or a list (ANDed).
@@ -220,12 +160,6 @@ def sweep(
     Ctrl-C (KeyboardInterrupt) stops within a second; with ``out`` given, the folder keeps
     every finished chunk and calling ``sweep`` again with the same arguments resumes.
     """
-    vary_args = _vary_args(vary)
-    seeds_arg = _seeds_arg(seeds)
-    if isinstance(shard, tuple):
-        shard = f"{shard[0]}/{shard[1]}"
-    if not isinstance(metrics, str):
-        metrics = ",".join(metrics)
     tmp = None
     if out is None:
         tmp = tempfile.mkdtemp(prefix="cavesweep-sweep-")
@@ -238,9 +172,9 @@ def sweep(
             report = _native._sweep(
                 recipe,
                 folder,
-                seeds=seeds_arg,
-                vary=vary_args,
-                gate=_list_arg(gate),
+                seeds=seeds,
+                vary=vary,
+                gate=gate,
                 metrics=metrics,
                 per_seed=per_seed,
                 chunk=chunk,

@@ -175,3 +175,17 @@ pub fn to_array<'py>(py: Python<'py>, g: &Grid) -> Bound<'py, PyArray2<u8>> {
         a
     }
 }
+
+/// A new, uninitialised array of `shape` from `numpy.empty`: an allocation that fails is
+/// numpy's `MemoryError` (with the size), where a bare `PyArray::new` would panic.
+pub fn empty<'py, T: Element, D: numpy::ndarray::Dimension>(
+    py: Python<'py>,
+    shape: &[usize],
+) -> PyResult<Bound<'py, numpy::PyArray<T, D>>> {
+    let shape = pyo3::types::PyTuple::new(py, shape)?;
+    let a = py
+        .import("numpy")?
+        .getattr("empty")?
+        .call1((shape, T::get_dtype(py)))?;
+    Ok(a.cast_into::<numpy::PyArray<T, D>>()?)
+}

@@ -15,14 +15,14 @@ use cavesweep::generate::Generator;
 use cavesweep::measure::MetricSet;
 use cavesweep::recipe::Recipe;
 use numpy::{
-    PyArray1, PyArray2, PyArray3, PyArrayDescrMethods, PyArrayMethods, PyReadonlyArray1,
-    PyUntypedArray, PyUntypedArrayMethods,
+    PyArray1, PyArray3, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyRange};
+use pyo3::types::PyDict;
 use rayon::prelude::*;
 
+use crate::args::{self, SeedSet};
 use crate::{arrays, interrupt, recipe, value_error, value_msg};
 
 thread_local! {
@@ -43,10 +43,11 @@ thread_local! {
 fn generate<'py>(
     py: Python<'py>,
     recipe: &Bound<'py, PyAny>,
-    seed: u64,
+    seed: &Bound<'py, PyAny>,
     trajectory: bool,
     overrides: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let seed = args::seed(seed, "seed")?;
     let r = recipe::resolve(recipe, overrides)?;
     LAST.with_borrow_mut(|slot| {
         if slot.as_ref().is_none_or(|g| g.recipe() != &*r) {
@@ -64,93 +65,38 @@ fn generate<'py>(
     })
 }
 
-/// The seeds of a `generate_many` call (or a `search` over a list of seeds).
-pub(crate) enum Seeds {
-    /// `start, start + 1, ...` (a Python `range` with step 1).
-    Run(u64),
-    List(Vec<u64>),
-}
-
-impl Seeds {
-    /// The seeds of `obj` (a range, a 1-D integer array, any iterable of ints) and their count.
-    pub(crate) fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<(Seeds, usize)> {
-        if obj.is_instance_of::<PyRange>() {
-            // Python ints: a range may reach past 2**63 (or 2**64, an error below).
-            let get = |k: &str| obj.getattr(k)?.extract::<i128>();
-            let (start, stop, step) = (get("start")?, get("stop")?, get("step")?);
-            if step == 1 && stop > start {
-                if start < 0 || stop - 1 > u64::MAX as i128 {
-                    return Err(PyValueError::new_err(
-                        "seeds must be whole numbers in 0..2**64 (>= 0 and below 2**64)",
-                    ));
-                }
-                return Ok((Seeds::Run(start as u64), (stop - start) as usize));
-            }
-            if step == 1 {
-                return Ok((Seeds::List(Vec::new()), 0));
-            }
-        }
-        if let Ok(a) = obj.extract::<PyReadonlyArray1<'_, u64>>() {
-            let v = a.as_array().to_vec();
-            let n = v.len();
-            return Ok((Seeds::List(v), n));
-        }
-        if let Ok(a) = obj.extract::<PyReadonlyArray1<'_, i64>>() {
-            let v = a
-                .as_array()
-                .iter()
-                .map(|&s| u64::try_from(s))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|_| PyValueError::new_err("seeds must be >= 0"))?;
-            let n = v.len();
-            return Ok((Seeds::List(v), n));
-        }
-        let v: Vec<u64> = obj
-            .try_iter()?
-            .map(|s| s?.extract::<u64>())
-            .collect::<PyResult<_>>()
-            .map_err(|e| {
-                PyValueError::new_err(format!(
-                    "seeds must be whole numbers in 0..2**64 (a range, a list or an integer \
-                     array): {e}"
-                ))
-            })?;
-        let n = v.len();
-        Ok((Seeds::List(v), n))
-    }
-}
-
-impl Seeds {
-    /// The `n` seeds as a list.
-    pub(crate) fn into_vec(self, n: usize) -> Vec<u64> {
-        match self {
-            // A run ends at most at 2**64 - 1 (checked by `from_py`).
-            Seeds::Run(start) => (0..n as u64).map(|i| start + i).collect(),
-            Seeds::List(v) => v,
-        }
-    }
-}
-
 /// Caves per unit of parallel work: enough to amortise the hand-off, few enough to balance.
 const BLOCK: usize = 64;
 
-/// Generate `n` caves of `seeds` into `out` (n x cells bytes) and `traj` (n x T values).
+/// Generate the caves of `seeds` into `out` (n x cells bytes) and, unless it is empty, `traj`
+/// (n x T values).
 fn fill_many(
     recipe: &Recipe,
-    seeds: &Seeds,
+    seeds: &SeedSet,
     out: &mut [u8],
     traj: &mut [f64],
     stop: &AtomicBool,
     error: &Mutex<Option<String>>,
 ) {
     let cells = recipe.rows * recipe.cols;
-    let tl = recipe.trajectory_len();
+    let tl = if traj.is_empty() {
+        0
+    } else {
+        recipe.trajectory_len()
+    };
     let fail = |e: String| {
         stop.store(true, Ordering::Relaxed);
         error.lock().unwrap().get_or_insert(e);
     };
+    // Each block of caves with its block of trajectories (none when they are not wanted).
+    let blocks = out.len().div_ceil(cells * BLOCK);
+    let trajs: Vec<&mut [f64]> = if tl == 0 {
+        (0..blocks).map(|_| &mut [][..]).collect()
+    } else {
+        traj.chunks_mut(tl * BLOCK).collect()
+    };
     out.par_chunks_mut(cells * BLOCK)
-        .zip(traj.par_chunks_mut(tl * BLOCK))
+        .zip(trajs)
         .enumerate()
         .for_each_init(
             || {
@@ -170,7 +116,9 @@ fn fill_many(
                 let mut stream = Stream::new(generator.simd(), out);
                 let mut put = |i: usize, grid: &_, t: &[f64]| {
                     stream.push(grid);
-                    traj[i * tl..(i + 1) * tl].copy_from_slice(t);
+                    if tl > 0 {
+                        traj[i * tl..(i + 1) * tl].copy_from_slice(t);
+                    }
                 };
                 let mut one_by_one = |seeds: &mut dyn Iterator<Item = u64>| {
                     for (i, s) in seeds.enumerate() {
@@ -181,12 +129,10 @@ fn fill_many(
                     }
                 };
                 match seeds {
-                    Seeds::Run(start) => {
-                        let a = start + first as u64;
-                        // A run ending at 2**64 - 1 has no exclusive end: seed by seed.
-                        let Some(end) = a.checked_add(k as u64) else {
-                            return one_by_one(&mut (0..k as u64).map(|i| a + i));
-                        };
+                    SeedSet::Run(run) => {
+                        // A run ends at MAX_SEED + 1 at most (args::seed_set): no overflow.
+                        let a = run.range.start + first as u64;
+                        let end = a + k as u64;
                         let mut i = 0;
                         let r = generator.generate(a..end, |cave| {
                             let trajectory = cave.trajectory;
@@ -198,7 +144,7 @@ fn fill_many(
                             fail(e.to_string());
                         }
                     }
-                    Seeds::List(v) => one_by_one(&mut v[first..first + k].iter().copied()),
+                    SeedSet::List(v) => one_by_one(&mut v[first..first + k].iter().copied()),
                 }
             },
         );
@@ -206,14 +152,17 @@ fn fill_many(
 
 /// generate_many(recipe, seeds, *, trajectory=False, threads=None, out=None, **overrides)
 ///
-/// The caves of every seed in `seeds` (a range, a list or a 1-D integer array) as one `uint8`
+/// The caves of every seed in `seeds` (a range, a count, `(start, stop)`, a list or a 1-D
+/// integer array; see [`args::seed_set`]) as one `uint8`
 /// array of shape (n, rows, cols), cave i being `generate(recipe, seeds[i])`. Generated in
 /// parallel on `threads` threads (default: all cores) with the GIL released; Ctrl-C stops it
 /// within a fraction of a second (KeyboardInterrupt). With `trajectory=True` returns
 /// `(grids, trajectories)`, trajectories of shape (n, recipe.trajectory_len). With `out=`, a
 /// C-contiguous uint8 (or bool) array of shape (n, rows, cols), the caves are written into it
 /// and it is returned: a loop over batches then reuses one buffer instead of asking the
-/// operating system for fresh (zeroed) memory every call.
+/// operating system for fresh (zeroed) memory every call. Arrays larger than the machine's
+/// memory are a `MemoryError` before they are asked for; the trajectories are only kept (and
+/// only allocated) with `trajectory=True`.
 #[pyfunction]
 #[pyo3(signature = (recipe, seeds, *, trajectory = false, threads = None, out = None, **overrides))]
 fn generate_many<'py>(
@@ -221,37 +170,37 @@ fn generate_many<'py>(
     recipe: &Bound<'py, PyAny>,
     seeds: &Bound<'py, PyAny>,
     trajectory: bool,
-    threads: Option<usize>,
+    threads: Option<&Bound<'py, PyAny>>,
     out: Option<&Bound<'py, PyAny>>,
     overrides: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let r = recipe::resolve(recipe, overrides)?;
     r.validate().map_err(value_error)?;
-    let (seeds, n) = Seeds::from_py(seeds)?;
-    let pool = match threads {
-        Some(0) => return Err(PyValueError::new_err("threads must be at least 1")),
+    let seeds = args::seed_set(py, seeds, "seeds")?;
+    let n = seeds.len() as usize;
+    let pool = match threads.filter(|t| !t.is_none()) {
         Some(t) => Some(
             rayon::ThreadPoolBuilder::new()
-                .num_threads(t)
+                .num_threads(args::threads(Some(t))?)
                 .build()
                 .map_err(value_error)?,
         ),
         None => None,
     };
-    let tl = r.trajectory_len();
+    let tl = if trajectory { r.trajectory_len() } else { 0 };
     let shape = [n, r.rows, r.cols];
     let grids = match out {
         Some(o) => out_array(o, shape)?,
-        // SAFETY: a new array, not yet visible to Python; every element is written below (or
-        // the call fails and it is dropped unseen).
-        None => unsafe { PyArray3::<u8>::new(py, shape, false) },
+        None => {
+            afford(n, r.rows * r.cols, tl)?;
+            arrays::empty::<u8, numpy::Ix3>(py, &shape)?
+        }
     };
     let mut written = grids.try_readwrite().map_err(value_error)?;
     let out_cells = written.as_slice_mut().map_err(value_error)?;
-    // SAFETY: as above.
-    let trajs = unsafe { PyArray2::<f64>::new(py, [n, tl], false) };
-    // SAFETY: `trajs` is new and not yet visible to Python, so nothing else views its memory.
-    let traj = unsafe { trajs.as_slice_mut() }.expect("new arrays are contiguous");
+    let trajs = arrays::empty::<f64, numpy::Ix2>(py, &[n, tl])?;
+    let mut traj_w = trajs.try_readwrite().map_err(value_error)?;
+    let traj = traj_w.as_slice_mut().map_err(value_error)?;
     let stop = AtomicBool::new(false);
     let error = Mutex::new(None);
     let work = || match &pool {
@@ -262,13 +211,33 @@ fn generate_many<'py>(
     if let Some(e) = error.into_inner().unwrap() {
         return Err(value_msg(e));
     }
-    drop(written);
+    drop((written, traj_w));
     let grids = out.cloned().unwrap_or_else(|| grids.into_any());
     if trajectory {
         Ok((grids, trajs).into_pyobject(py)?.into_any())
     } else {
         Ok(grids)
     }
+}
+
+/// Refuse, as a `MemoryError` naming the size, arrays for `n` caves of `cells` cells (and `tl`
+/// trajectory values each) that are larger than this machine's memory, before asking for them:
+/// the operating system may promise the memory and kill the process when it is touched.
+fn afford(n: usize, cells: usize, tl: usize) -> PyResult<()> {
+    let bytes = n as u128 * (cells as u128 + 8 * tl as u128);
+    let total = args::physical_memory();
+    if total.is_some_and(|t| bytes > t as u128) || bytes > isize::MAX as u128 {
+        return Err(pyo3::exceptions::PyMemoryError::new_err(format!(
+            "generate_many: {} caves need {:.1} GiB, more than this machine's {}",
+            n,
+            bytes as f64 / (1u64 << 30) as f64,
+            total.map_or("address space".into(), |t| format!(
+                "{:.1} GiB of memory",
+                t as f64 / (1u64 << 30) as f64
+            ))
+        )));
+    }
+    Ok(())
 }
 
 /// The caller's `out=` array as the `uint8` array to write: C-contiguous, writeable, uint8 or

@@ -27,7 +27,9 @@ pub fn run<T: Send>(
     let done = AtomicBool::new(false);
     let me = std::thread::current();
     std::thread::scope(|s| {
-        let handle = s.spawn(|| {
+        // Builder::spawn_scoped, not s.spawn: a thread that cannot start (a memory limit) is a
+        // MemoryError, not a panic.
+        let handle = std::thread::Builder::new().spawn_scoped(s, || {
             // Wake the caller however `work` ends, a panic included.
             struct Wake<'a>(&'a AtomicBool, std::thread::Thread);
             impl Drop for Wake<'_> {
@@ -39,6 +41,9 @@ pub fn run<T: Send>(
             let _wake = Wake(&done, me);
             work()
         });
+        let handle = handle.map_err(|e| {
+            pyo3::exceptions::PyMemoryError::new_err(format!("cannot start a worker thread: {e}"))
+        })?;
         let mut failed: Option<PyErr> = None;
         while !done.load(Ordering::Acquire) {
             py.detach(|| std::thread::park_timeout(TICK));
@@ -50,10 +55,7 @@ pub fn run<T: Send>(
                 }
             }
         }
-        let out = match handle.join() {
-            Ok(v) => v,
-            Err(panic) => std::panic::resume_unwind(panic),
-        };
+        let out = handle.join().map_err(crate::panic_error)?;
         match failed {
             Some(e) => Err(e),
             None => Ok(out),

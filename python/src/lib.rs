@@ -4,6 +4,7 @@
 //! library. The pure-Python part of the package (`cavesweep/__init__.py`) re-exports these and
 //! adds what Python users expect around a sweep (a DataFrame, a progress bar).
 //!
+//! - `args`: every Python argument into the library's types, once, with limits;
 //! - `recipe`: `Recipe`, `recipe()`, `presets()` (the `--set` keys as keyword arguments);
 //! - `arrays`: numpy arrays of any integer/bool dtype and layout to and from grids;
 //! - `generate`: `generate()`, `generate_many()` (rayon, GIL released);
@@ -15,6 +16,7 @@
 
 use pyo3::prelude::*;
 
+mod args;
 mod arrays;
 mod cmdline;
 mod generate;
@@ -48,6 +50,21 @@ pub(crate) fn value_msg(msg: impl std::fmt::Display) -> PyErr {
 /// A library error about files and folders as Python's `RuntimeError`.
 pub(crate) fn runtime_error(e: impl std::error::Error + 'static) -> PyErr {
     pyo3::exceptions::PyRuntimeError::new_err(error_line(&e))
+}
+
+/// A panic caught at the boundary, as a `RuntimeError` that says it is a bug: the last resort
+/// that keeps pyo3's `PanicException` (a `BaseException` that `except Exception` misses) from
+/// reaching the caller. Every failure a user can cause has its own exception before this.
+pub(crate) fn panic_error(panic: Box<dyn std::any::Any + Send>) -> PyErr {
+    let msg = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".into());
+    pyo3::exceptions::PyRuntimeError::new_err(format!(
+        "internal error in cavesweep (a bug: please report it): {}",
+        one_line(&msg)
+    ))
 }
 
 /// Errors are one line, as the CLI prints them.

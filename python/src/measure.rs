@@ -12,7 +12,7 @@ use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
-use crate::{arrays, value_error, value_msg};
+use crate::{args, arrays, value_error, value_msg};
 
 /// `"all"`, `"a,b"` or a list of names.
 fn metric_set(obj: &Bound<'_, PyAny>) -> PyResult<MetricSet> {
@@ -34,6 +34,7 @@ pub fn connectivity(obj: &Bound<'_, PyAny>) -> PyResult<Connectivity> {
 
 /// A `(y, x)` argument; negative or outside cells are the library's "outside the grid" error.
 fn cell(
+    what: &str,
     obj: Option<&Bound<'_, PyAny>>,
     rows: usize,
     cols: usize,
@@ -42,7 +43,24 @@ fn cell(
     let Some(obj) = obj.filter(|o| !o.is_none()) else {
         return Ok(None);
     };
-    let (y, x): (i128, i128) = obj.extract()?;
+    // A tuple or a list of two integers, as `recipe(spawn=...)` takes.
+    let pair = (obj.is_instance_of::<pyo3::types::PyTuple>()
+        || obj.is_instance_of::<pyo3::types::PyList>())
+        && obj.len()? == 2;
+    if !pair {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "{what}: expected a (y, x) cell"
+        )));
+    }
+    let (y, x) = (
+        args::int(&obj.get_item(0)?, what)?,
+        args::int(&obj.get_item(1)?, what)?,
+    );
+    if y < 0 || x < 0 {
+        return Err(value_msg(format!(
+            "{what} ({y},{x}) is outside the {rows}x{cols} grid"
+        )));
+    }
     let clamp = |v: i128| usize::try_from(v).unwrap_or(usize::MAX);
     let (y, x) = (clamp(y), clamp(x));
     if y >= rows || x >= cols {
@@ -76,14 +94,11 @@ fn config(
     exit: Option<&Bound<'_, PyAny>>,
     conn: &Bound<'_, PyAny>,
 ) -> PyResult<MeasureConfig> {
-    let spawn = cell(spawn, rows, cols, |y, x| MeasureError::SpawnOutside {
-        y,
-        x,
-        rows,
-        cols,
+    let spawn = cell("spawn", spawn, rows, cols, |y, x| {
+        MeasureError::SpawnOutside { y, x, rows, cols }
     })?
     .unwrap_or_else(|| Point::Center.resolve(rows, cols));
-    let exit = cell(exit, rows, cols, |y, x| MeasureError::ExitOutside {
+    let exit = cell("exit", exit, rows, cols, |y, x| MeasureError::ExitOutside {
         y,
         x,
         rows,
@@ -203,9 +218,10 @@ fn keep_largest<'py>(
 #[pyo3(signature = (grid, min_size, connectivity = None))]
 fn remove_small<'py>(
     grid: &Bound<'py, PyAny>,
-    min_size: u32,
+    min_size: &Bound<'py, PyAny>,
     connectivity: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let min_size = args::uint(min_size, "min_size", 0, u32::MAX as u64)? as u32;
     let conn = connectivity.map_or(Ok(Connectivity::Four), self::connectivity)?;
     post(grid, PostStep::RemoveSmall(min_size), conn, 0)
 }
@@ -217,8 +233,12 @@ fn remove_small<'py>(
 /// cells (drawn from `seed`'s stream; inside a recipe's pipeline the stream continues after the
 /// fill, so `generate` with `post="bridge"` may dig elsewhere than this on the same grid).
 #[pyfunction]
-#[pyo3(signature = (grid, seed = 0))]
-fn bridge<'py>(grid: &Bound<'py, PyAny>, seed: u64) -> PyResult<Bound<'py, PyAny>> {
+#[pyo3(signature = (grid, seed = None))]
+fn bridge<'py>(
+    grid: &Bound<'py, PyAny>,
+    seed: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let seed = seed.map_or(Ok(0), |s| args::seed(s, "seed"))?;
     post(grid, PostStep::Bridge, Connectivity::Eight, seed)
 }
 

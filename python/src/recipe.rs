@@ -22,7 +22,7 @@ pub use cavesweep::recipe::KEYS as SET_KEYS;
 ///
 /// Make one with `cavesweep.recipe(preset="chapter-strict", **overrides)` or
 /// `Recipe.from_toml(text)`; derive variants with `r.replace(**overrides)`. Recipes are
-/// immutable, comparable (`==`), picklable, and print as TOML with `to_toml()`.
+/// immutable, comparable (`==`), hashable, picklable, and print as TOML with `to_toml()`.
 #[pyclass(name = "Recipe", module = "cavesweep", frozen, eq)]
 #[derive(Clone, PartialEq)]
 pub struct PyRecipe {
@@ -31,18 +31,28 @@ pub struct PyRecipe {
 
 /// Apply keyword overrides (in the order given) to `r`.
 pub fn apply_overrides(r: &mut Recipe, overrides: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
-    if let Some(kw) = overrides {
-        for (k, v) in kw.iter() {
-            let key: String = k.extract()?;
-            let value = set_value(&key, &v)?;
-            r.set(&key, &value).map_err(value_error)?;
-        }
+    // Every keyword converted, then applied together and validated once: the keywords' order
+    // does not matter (`spawn=(100, 100), rows=200` works).
+    let Some(kw) = overrides else { return Ok(()) };
+    let mut pairs = Vec::with_capacity(kw.len());
+    for (k, v) in kw.iter() {
+        let key: String = k.extract()?;
+        let value = set_value(&key, &v)?;
+        pairs.push((key, value));
     }
+    r.set_many(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .map_err(value_error)?;
     Ok(())
 }
 
-/// A Python value as the text `--set KEY=` would be given.
+/// A Python value as the text `--set KEY=` would be given: a scalar, or a list/tuple of
+/// scalars (nothing nested deeper: a self-referencing list is refused, not followed), at most
+/// [`MAX_ITEMS`](crate::args::MAX_ITEMS) of them.
 pub fn set_value(key: &str, v: &Bound<'_, PyAny>) -> PyResult<String> {
+    value_text(key, v, true)
+}
+
+fn value_text(key: &str, v: &Bound<'_, PyAny>, list_ok: bool) -> PyResult<String> {
     if v.is_none() {
         return Ok("none".into());
     }
@@ -60,11 +70,21 @@ pub fn set_value(key: &str, v: &Bound<'_, PyAny>) -> PyResult<String> {
         return Ok(v.str()?.to_cow()?.into_owned());
     }
     if v.is_instance_of::<PyTuple>() || v.is_instance_of::<PyList>() {
-        let items: Vec<Bound<'_, PyAny>> = v.try_iter()?.collect::<PyResult<_>>()?;
+        if !list_ok {
+            return Err(PyTypeError::new_err(format!(
+                "{key}: a list's items are numbers or strings, not lists"
+            )));
+        }
+        if v.len()? > crate::args::MAX_ITEMS {
+            return Err(crate::value_msg(format!(
+                "{key}: more than {} items",
+                crate::args::MAX_ITEMS
+            )));
+        }
         let sep = if key == "post" { "+" } else { "," };
-        let parts = items
-            .iter()
-            .map(|i| set_value(key, i))
+        let parts = v
+            .try_iter()?
+            .map(|i| value_text(key, &i?, false))
             .collect::<PyResult<Vec<_>>>()?;
         return Ok(parts.join(sep));
     }
@@ -121,6 +141,15 @@ impl PyRecipe {
         let mut r = self.inner.clone();
         apply_overrides(&mut r, overrides)?;
         Ok(PyRecipe { inner: r })
+    }
+
+    /// Recipes are immutable, so hashable: equal recipes print the same TOML, and the hash is
+    /// that text's (a recipe can key a dict or sit in a set).
+    fn __hash__(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.inner.to_toml().hash(&mut h);
+        h.finish()
     }
 
     /// The recipe as a TOML file (`cavesweep presets NAME` prints the same for a preset;

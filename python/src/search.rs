@@ -1,5 +1,5 @@
-//! The search engine behind `cavesweep.search()`: the CLI's `search` flags (as Python values
-//! that `cavesweep/_search.py` has put in the CLI's words) into a library [`Search`], run with
+//! The search engine behind `cavesweep.search()`: the call's Python values (converted once by
+//! [`args`](crate::args)) into a library [`Search`], run with
 //! the library's [`Search::run`] on worker threads while the calling thread shows progress and
 //! takes Ctrl-C. The matches come back as numpy columns; with `out` the same CSV as
 //! `cavesweep search --out FILE.csv` is written as rows are found, and the finished chunks are
@@ -16,14 +16,13 @@ use cavesweep::search::{
     ChunkRecord, Match, Mode, Order, Outcome, PngSpec, Progress, Search, SearchError, SearchSpec,
     Seeds, Sink, read_seeds,
 };
-use cavesweep::sweep::parse_seeds;
 use numpy::PyArray1;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
 use crate::cmdline;
-use crate::{error_line, generate, interrupt, recipe, runtime_error, value_error, value_msg};
+use crate::{args, error_line, interrupt, recipe, runtime_error, value_error, value_msg};
 
 /// The rows: kept for Python, and written to `out` as the command line writes them.
 struct Collect<'a> {
@@ -157,77 +156,79 @@ fn columns<'py>(py: Python<'py>, s: &Search, rows: &[Match]) -> PyResult<Bound<'
 /// top=None, by=None, order=None, metrics=None, out=None, force=False, png_dir=None, scale=6,
 /// threads=None, chunk=None, explain=False, progress=None, **overrides) -> dict
 ///
-/// Run (or resume) a search; the CLI's flags, `seeds` as `"A..B"` and `seed_list` any
-/// sequence of seeds. `progress(examined, total, matches)` is called from this thread as
+/// Run (or resume) a search; the arguments are `cavesweep.search()`'s, converted by
+/// [`args`]. `progress(examined, total, matches)` is called from this thread as
 /// chunks finish. Returns {"columns": {name: array}, "report": {...}}, or the plan's text
 /// with `explain`. Used by `cavesweep.search()`, which documents the arguments.
 #[pyfunction]
-#[pyo3(signature = (recipe, *, query, seeds = None, seed_list = None, seeds_from = None,
+#[pyo3(signature = (recipe, *, query, seeds = None, seeds_from = None,
     limit = None, top = None, by = None, order = None, metrics = None, out = None,
-    force = false, png_dir = None, scale = 6, threads = None, chunk = None, explain = false,
+    force = false, png_dir = None, scale = None, threads = None, chunk = None, explain = false,
     progress = None, **overrides))]
 #[allow(clippy::too_many_arguments)]
 fn _search<'py>(
     py: Python<'py>,
     recipe: &Bound<'py, PyAny>,
     query: &str,
-    seeds: Option<&str>,
-    seed_list: Option<&Bound<'py, PyAny>>,
+    seeds: Option<&Bound<'py, PyAny>>,
     seeds_from: Option<PathBuf>,
-    limit: Option<u64>,
-    top: Option<u64>,
+    limit: Option<&Bound<'py, PyAny>>,
+    top: Option<&Bound<'py, PyAny>>,
     by: Option<&str>,
     order: Option<&str>,
-    metrics: Option<&str>,
+    metrics: Option<&Bound<'py, PyAny>>,
     out: Option<PathBuf>,
     force: bool,
     png_dir: Option<PathBuf>,
-    scale: u16,
-    threads: Option<usize>,
-    chunk: Option<u64>,
+    scale: Option<&Bound<'py, PyAny>>,
+    threads: Option<&Bound<'py, PyAny>>,
+    chunk: Option<&Bound<'py, PyAny>>,
     explain: bool,
     progress: Option<Bound<'py, PyAny>>,
     overrides: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let threads = match threads {
-        Some(0) => return Err(value_msg("threads must be at least 1")),
-        Some(t) => t,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-    };
+    let threads = args::threads(threads)?;
     let parsed: Expr = query
         .parse()
         .map_err(|e| value_msg(format!("--where: {e}")))?;
+    let limit = args::opt_uint(limit, "limit", 0, u64::MAX)?;
+    let top = args::opt_uint(top, "top", 0, u64::MAX)?;
+    let chunk = args::opt_uint(chunk, "chunk", 0, u64::MAX)?;
+    let scale = args::opt_uint(scale, "scale", 1, 64)?.unwrap_or(6);
     let mode = mode(limit, top, by, order)?;
-    let extra = match metrics {
+    let metrics = args::strings(metrics, "metrics")?;
+    let metrics = (!metrics.is_empty()).then(|| metrics.join(","));
+    let extra = match &metrics {
         Some(s) => s
             .parse::<MetricSet>()
             .map_err(|e| value_msg(format!("--metrics: {e}")))?,
         None => MetricSet::EMPTY,
     };
-    let given = [seeds.is_some(), seed_list.is_some(), seeds_from.is_some()];
-    let seed_set = match (seeds, seed_list, &seeds_from) {
-        _ if given.iter().filter(|&&g| g).count() > 1 => {
+    for p in [&out, &png_dir].into_iter().flatten() {
+        if p.as_os_str().is_empty() {
+            return Err(value_msg("out/png_dir: an empty path names no file"));
+        }
+    }
+    let seeds = seeds
+        .filter(|s| !s.is_none())
+        .map(|s| args::seed_set(py, s, "seeds"))
+        .transpose()?;
+    let (seed_set, seeds_text) = match (seeds, &seeds_from) {
+        (Some(_), Some(_)) => {
             return Err(value_msg("--seeds and --seeds-from: give one of them"));
         }
-        (Some(s), _, _) => Seeds::Range(parse_seeds(s).map_err(value_error)?),
-        (_, Some(list), _) => {
-            let (list, n) = generate::Seeds::from_py(list)?;
-            Seeds::list(list.into_vec(n)).map_err(search_error)?
-        }
-        (_, _, Some(f)) => {
-            Seeds::list(read_seeds(f).map_err(search_error)?).map_err(search_error)?
-        }
-        _ => {
+        (Some(args::SeedSet::Run(r)), _) => (Seeds::Range(r.range), Some(r.text)),
+        (Some(args::SeedSet::List(v)), _) => (Seeds::list(v).map_err(search_error)?, None),
+        (_, Some(f)) => (
+            Seeds::list(read_seeds(f).map_err(search_error)?).map_err(search_error)?,
+            None,
+        ),
+        (None, None) => {
             return Err(value_msg(
                 "give the seeds to search: --seeds A..B or --seeds-from FILE.csv",
             ));
         }
     };
-    if !(1..=64).contains(&scale) {
-        return Err(value_msg(format!(
-            "--scale {scale} is not in 1..=64 (pixels per cell)"
-        )));
-    }
     let spec = SearchSpec {
         recipe: recipe::resolve(recipe, overrides)?.into_owned(),
         query: parsed,
@@ -249,8 +250,8 @@ fn _search<'py>(
     // The command recorded in the checkpoint: the flags that decide the rows.
     let mut cmd = cmdline::new("search", recipe, overrides)?;
     cmd.flag("--where", query);
-    match (&search.spec().seeds, seeds, &seeds_from) {
-        (_, Some(s), _) => cmd.flag("--seeds", s),
+    match (&search.spec().seeds, &seeds_text, &seeds_from) {
+        (_, Some(s), _) => cmd.flag("--seeds", s.as_str()),
         (_, _, Some(f)) => cmd.flag("--seeds-from", &f.display().to_string()),
         (s, _, _) => cmd.flag("--seeds-from", &format!("<a list of {} seeds>", s.len())),
     }
@@ -263,7 +264,7 @@ fn _search<'py>(
             cmd.flag("--order", if order == Order::Asc { "asc" } else { "desc" });
         }
     }
-    if let Some(m) = metrics {
+    if let Some(m) = &metrics {
         cmd.flag("--metrics", m);
     }
     if let Some(n) = chunk {

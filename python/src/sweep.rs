@@ -1,5 +1,5 @@
-//! The sweep engine behind `cavesweep.sweep()`: the CLI's `sweep` flags (as the CLI's own
-//! strings, which `cavesweep/_sweep.py` builds from Python values) into a [`Plan`], run into
+//! The sweep engine behind `cavesweep.sweep()`: the call's Python values (converted once by
+//! [`args`](crate::args)) into a [`Plan`], run into
 //! an output folder with the library's [`sweep::run`], progress and Ctrl-C on the caller's
 //! thread. The summary is read back from the folder's `summary.csv` on the Python side, so the
 //! Python user gets exactly the command line's numbers.
@@ -9,13 +9,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use cavesweep::measure::MetricSet;
 use cavesweep::query::Gate;
-use cavesweep::sweep::{self, Outcome, PerSeed, Plan, RunOptions, Shard, SweepError, SweepSpec};
+use cavesweep::sweep::{self, Outcome, PerSeed, Plan, RunOptions, SweepError, SweepSpec};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::cmdline;
-use crate::{interrupt, recipe, runtime_error, value_error, value_msg};
+use crate::{args, interrupt, recipe, runtime_error, value_error, value_msg};
 
 fn sweep_error(e: SweepError) -> PyErr {
     match e {
@@ -31,35 +31,36 @@ fn sweep_error(e: SweepError) -> PyErr {
     }
 }
 
-/// Parse every flag, as the CLI does.
-#[allow(clippy::too_many_arguments)]
+/// The call's arguments, converted once ([`args`]).
+struct Call {
+    varies: Vec<args::VaryArg>,
+    seeds: args::SeedRun,
+    gates: Vec<String>,
+    metrics: String,
+    per_seed: String,
+    chunk: Option<u64>,
+}
+
+/// The library's [`Plan`] of the call.
 fn plan(
     recipe: &Bound<'_, PyAny>,
     overrides: Option<&Bound<'_, PyDict>>,
-    vary: &[String],
-    seeds: &str,
-    gate: &[String],
-    metrics: &str,
-    per_seed: &str,
-    chunk: Option<u64>,
+    c: &Call,
 ) -> PyResult<Plan> {
     let base = recipe::resolve(recipe, overrides)?.into_owned();
-    let varies = vary
-        .iter()
-        .map(|v| v.parse().map_err(value_error))
-        .collect::<PyResult<Vec<_>>>()?;
-    let gates = gate
+    let gates = c
+        .gates
         .iter()
         .map(|g| g.parse::<Gate>().map_err(value_error))
         .collect::<PyResult<Vec<_>>>()?;
     let spec = SweepSpec {
         base,
-        varies,
-        seeds: sweep::parse_seeds(seeds).map_err(sweep_error)?,
+        varies: c.varies.iter().map(|v| v.vary.clone()).collect(),
+        seeds: c.seeds.range.clone(),
         gate: Gate::all(&gates).map_err(value_error)?,
-        metrics: metrics.parse::<MetricSet>().map_err(value_error)?,
-        per_seed: per_seed.parse::<PerSeed>().map_err(sweep_error)?,
-        chunk,
+        metrics: c.metrics.parse::<MetricSet>().map_err(value_error)?,
+        per_seed: c.per_seed.parse::<PerSeed>().map_err(sweep_error)?,
+        chunk: c.chunk,
     };
     Plan::new(spec).map_err(sweep_error)
 }
@@ -67,75 +68,74 @@ fn plan(
 /// The command line recorded in the sweep folder (manifest.json): the `cavesweep sweep` flags
 /// equivalent to this call, without those that do not change the results (threads, out,
 /// shard, force), as the command line records itself.
-#[allow(clippy::too_many_arguments)]
 fn command(
     recipe: &Bound<'_, PyAny>,
     overrides: Option<&Bound<'_, PyDict>>,
-    vary: &[String],
-    seeds: &str,
-    gate: &[String],
-    metrics: &str,
-    per_seed: &str,
-    chunk: Option<u64>,
+    call: &Call,
 ) -> PyResult<String> {
     let mut c = cmdline::new("sweep", recipe, overrides)?;
     let mut flag = |f: &str, v: &str| c.flag(f, v);
-    for v in vary {
-        flag("--vary", v);
+    for v in &call.varies {
+        flag("--vary", &v.text);
     }
-    flag("--seeds", seeds);
-    for g in gate {
+    flag("--seeds", &call.seeds.text);
+    for g in &call.gates {
         flag("--gate", g);
     }
-    flag("--metrics", metrics);
-    flag("--per-seed", per_seed);
-    if let Some(n) = chunk {
+    flag("--metrics", &call.metrics);
+    flag("--per-seed", &call.per_seed);
+    if let Some(n) = call.chunk {
         flag("--chunk", &n.to_string());
     }
     Ok(c.render())
 }
 
-/// _sweep(recipe, out, *, vary, seeds, gate, metrics, per_seed, chunk, shard, threads, force,
-/// progress, **overrides) -> dict: run (or resume) a sweep into `out`; the CLI's flags as
-/// strings. `progress(done, total)` is called from this thread as work completes.
-/// Returns the run's report. Used by `cavesweep.sweep()`, which documents the arguments.
+/// _sweep(recipe, out, *, seeds, vary, gate, metrics, per_seed, chunk, shard, threads, force,
+/// progress, **overrides) -> dict: run (or resume) a sweep into `out`. The arguments are
+/// `cavesweep.sweep()`'s, which documents them, converted by [`args`]. `progress(done, total)`
+/// is called from this thread as work completes. Returns the run's report.
 #[pyfunction]
-#[pyo3(signature = (recipe, out, *, seeds, vary = Vec::new(), gate = Vec::new(),
-    metrics = "all", per_seed = "kept", chunk = None, shard = None, threads = None,
+#[pyo3(signature = (recipe, out, *, seeds, vary = None, gate = None,
+    metrics = None, per_seed = "kept", chunk = None, shard = None, threads = None,
     force = false, progress = None, **overrides))]
 #[allow(clippy::too_many_arguments)]
 fn _sweep<'py>(
     py: Python<'py>,
     recipe: &Bound<'py, PyAny>,
     out: PathBuf,
-    seeds: &str,
-    vary: Vec<String>,
-    gate: Vec<String>,
-    metrics: &str,
+    seeds: &Bound<'py, PyAny>,
+    vary: Option<&Bound<'py, PyAny>>,
+    gate: Option<&Bound<'py, PyAny>>,
+    metrics: Option<&Bound<'py, PyAny>>,
     per_seed: &str,
-    chunk: Option<u64>,
-    shard: Option<&str>,
-    threads: Option<usize>,
+    chunk: Option<&Bound<'py, PyAny>>,
+    shard: Option<&Bound<'py, PyAny>>,
+    threads: Option<&Bound<'py, PyAny>>,
     force: bool,
     progress: Option<Bound<'py, PyAny>>,
     overrides: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let plan = plan(
-        recipe, overrides, &vary, seeds, &gate, metrics, per_seed, chunk,
-    )?;
-    let shard = match shard {
-        Some(s) => s.parse::<Shard>().map_err(|e| sweep_error(e.into()))?,
-        None => Shard::WHOLE,
+    if out.as_os_str().is_empty() {
+        return Err(value_msg("out: an empty path names no folder"));
+    }
+    let metrics = args::strings(metrics, "metrics")?;
+    let call = Call {
+        varies: args::varies(vary)?,
+        seeds: args::seed_run(seeds, "seeds")?,
+        gates: args::strings(gate, "gate")?,
+        metrics: if metrics.is_empty() {
+            "all".into()
+        } else {
+            metrics.join(",")
+        },
+        per_seed: per_seed.to_string(),
+        chunk: args::opt_uint(chunk, "chunk", 0, u64::MAX)?,
     };
-    let threads = match threads {
-        Some(0) => return Err(value_msg("threads must be at least 1")),
-        Some(t) => t,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-    };
+    let plan = plan(recipe, overrides, &call)?;
+    let shard = args::shard(shard)?;
+    let threads = args::threads(threads)?;
     let stop = AtomicBool::new(false);
-    let command = command(
-        recipe, overrides, &vary, seeds, &gate, metrics, per_seed, chunk,
-    )?;
+    let command = command(recipe, overrides, &call)?;
     let opts = RunOptions {
         shard,
         threads,

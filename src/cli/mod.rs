@@ -73,11 +73,23 @@ impl RecipeArgs {
             }
             None => cavesweep::presets::preset(&self.preset)?,
         };
+        // Applied together and validated once: `--set spawn=100,100 --set rows=200` works in
+        // either order.
+        let mut pairs = Vec::with_capacity(self.sets.len());
         for kv in &self.sets {
-            recipe
-                .set_kv(kv)
+            let (k, v) = kv
+                .split_once('=')
+                .ok_or_else(|| cavesweep::recipe::RecipeError::NotKeyValue(kv.clone()))
                 .with_context(|| format!("--set {}", cavesweep::quote::cut(kv)))?;
+            pairs.push((k.trim(), v));
         }
+        recipe.set_many(pairs.iter().copied()).with_context(|| {
+            self.sets
+                .iter()
+                .map(|kv| format!("--set {}", cavesweep::quote::cut(kv)))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })?;
         if let Some(rng) = self.rng {
             recipe.rng = rng;
             recipe.validate()?;

@@ -17,8 +17,9 @@ use super::RecipeArgs;
 pub struct RunArgs {
     #[command(flatten)]
     recipe: RecipeArgs,
-    /// Seed of the cave.
-    #[arg(long, default_value_t = 42)]
+    /// Seed of the cave (0 to 18446744073709551614, the largest seed a range can hold).
+    #[arg(long, default_value_t = 42,
+        value_parser = clap::value_parser!(u64).range(..=cavesweep::sweep::MAX_SEED))]
     seed: u64,
     /// Metrics to compute (comma list, or `all`).
     #[arg(long, default_value = "all")]

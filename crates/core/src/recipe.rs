@@ -247,6 +247,27 @@ impl Recipe {
     /// smoothing pass in every preset); `outside`, `border` and `update` change every pass;
     /// `rows`/`cols` keep an exact-count fill at the same density. The result is validated.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), RecipeError> {
+        self.set_many([(key, value)])
+    }
+
+    /// Apply several overrides in order, then validate the result once: the recipe they make
+    /// together is checked, not each step on the way, so `spawn=100,100` with `rows=200`
+    /// works whichever comes first. On an error the recipe is left as it was.
+    pub fn set_many<'a>(
+        &mut self,
+        pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<(), RecipeError> {
+        let mut r = self.clone();
+        for (key, value) in pairs {
+            r.apply(key, value)?;
+        }
+        r.validate()?;
+        *self = r;
+        Ok(())
+    }
+
+    /// One override, not validated (the caller validates the finished recipe).
+    fn apply(&mut self, key: &str, value: &str) -> Result<(), RecipeError> {
         let v = value.trim();
         let bad = |what: &str| key_err(key, format!("{} is not {what}", crate::quote::quote(v)));
         match key {
@@ -321,7 +342,7 @@ impl Recipe {
             }
             other => return Err(RecipeError::UnknownKey(other.to_string())),
         }
-        self.validate()
+        Ok(())
     }
 
     /// Apply a `KEY=VALUE` string (as given to `--set`).

@@ -36,7 +36,7 @@ const BATCH_LEN: usize = 256;
 )]
 pub struct ThreadsError {
     threads: usize,
-    source: rayon::ThreadPoolBuildError,
+    source: Box<dyn std::error::Error + Send + Sync>,
 }
 
 /// A rayon pool of `threads` workers named `cavesweep-worker-N`, or why it cannot be started:
@@ -51,7 +51,10 @@ pub fn pool(threads: usize) -> Result<rayon::ThreadPool, ThreadsError> {
     if cfg!(debug_assertions) {
         b = b.stack_size(16 << 20);
     }
-    b.build().map_err(|source| ThreadsError { threads, source })
+    b.build().map_err(|source| ThreadsError {
+        threads,
+        source: Box::new(source),
+    })
 }
 
 /// Run `jobs` on `threads` rayon workers. Each worker makes its state with `init` once and calls
@@ -79,7 +82,9 @@ where
     let (tx, rx) = mpsc::sync_channel::<Vec<R>>(threads * BACKLOG_PER_THREAD);
     std::thread::scope(|s| {
         let (jobs, no_more, init, work) = (&jobs, &no_more, &init, &work);
-        s.spawn(move || {
+        // Builder::spawn_scoped, not s.spawn: a thread that cannot start is an error, not a
+        // panic.
+        let started = std::thread::Builder::new().spawn_scoped(s, move || {
             pool.scope(|ps| {
                 for _ in 0..threads {
                     let tx = tx.clone();
@@ -115,6 +120,12 @@ where
                 drop(tx);
             });
         });
+        if let Err(source) = started {
+            return Err(E::from(ThreadsError {
+                threads,
+                source: Box::new(source),
+            }));
+        }
         let mut result = Ok(());
         for r in rx.iter().flatten() {
             if result.is_err() {

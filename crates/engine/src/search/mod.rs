@@ -149,7 +149,7 @@ impl Seeds {
             return Err(SearchError::Spec(format!(
                 "seed {} is out of range (the largest seed is {})",
                 u64::MAX,
-                u64::MAX - 1
+                crate::sweep::MAX_SEED
             )));
         }
         seeds.sort_unstable();
@@ -192,7 +192,7 @@ pub fn read_seeds(path: &Path) -> Result<Vec<u64>, SearchError> {
             err(format!(
                 "line {line}: seed {} is not a whole number from 0 to {}",
                 cavesweep_core::quote::quote(field),
-                u64::MAX - 1
+                crate::sweep::MAX_SEED
             ))
         })?;
         if seeds.len() == MAX_SEEDS_FROM {

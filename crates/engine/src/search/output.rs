@@ -140,7 +140,11 @@ pub fn open(
         return Err(OutputError::IsFolder(path.to_path_buf()));
     }
     let dir = checkpoint::dir_for(path);
-    if !force && std::fs::symlink_metadata(path).is_ok() && !dir.exists() {
+    // An existing file is ours to rewrite only beside a checkpoint store that says so (an empty
+    // or foreign FILE.checkpoint/ folder proves nothing).
+    let has_store =
+        std::fs::symlink_metadata(dir.join(crate::store::DB_FILE)).is_ok_and(|m| m.is_file());
+    if !force && std::fs::symlink_metadata(path).is_ok() && !has_store {
         return Err(OutputError::Exists {
             path: path.to_path_buf(),
             checkpoint: dir,

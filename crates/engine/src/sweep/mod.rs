@@ -206,8 +206,13 @@ fn parse_seed(t: &str) -> Option<u64> {
     t.parse().ok()
 }
 
+/// The largest seed the command line and Python take, in a range, a list or alone
+/// (`run --seed`, `generate`): seed ranges are half-open in `u64`, so no range can hold
+/// `u64::MAX`, and one limit everywhere beats a seed that works in one command only.
+pub const MAX_SEED: u64 = u64::MAX - 1;
+
 /// `A..B` (half-open) or `A..=B` (inclusive), as a half-open range of at least one seed. Every
-/// seed up to `u64::MAX - 1` can be named; `u64::MAX` itself cannot (the range would not fit).
+/// seed up to [`MAX_SEED`] can be named; `u64::MAX` itself cannot (the range would not fit).
 pub fn parse_seeds(s: &str) -> Result<Range<u64>, SweepError> {
     let err = || SweepError::Seeds(s.into());
     let (a, b) = s.split_once("..").ok_or_else(err)?;
@@ -268,6 +273,16 @@ impl Shard {
     }
 }
 
+impl Shard {
+    /// Shard `k` of `n` (`1 <= k <= n`), as the values `K/N` names.
+    pub fn new(k: u32, n: u32) -> Result<Shard, shard::ShardError> {
+        if k == 0 || n == 0 || k > n {
+            return Err(shard::ShardError::Syntax(format!("{k}/{n}")));
+        }
+        Ok(Shard { k, n })
+    }
+}
+
 impl FromStr for Shard {
     type Err = shard::ShardError;
     fn from_str(s: &str) -> Result<Shard, shard::ShardError> {
@@ -275,10 +290,7 @@ impl FromStr for Shard {
         let (k, n) = s.split_once('/').ok_or_else(err)?;
         let k: u32 = k.trim().parse().map_err(|_| err())?;
         let n: u32 = n.trim().parse().map_err(|_| err())?;
-        if k == 0 || n == 0 || k > n {
-            return Err(err());
-        }
-        Ok(Shard { k, n })
+        Shard::new(k, n).map_err(|_| err())
     }
 }
 
@@ -389,15 +401,29 @@ impl Plan {
 
     fn try_recipe(&self, point: usize) -> Result<Recipe, SweepError> {
         let mut recipe = self.spec.base.clone();
-        for (i, v) in self.spec.varies.iter().enumerate() {
-            let value = v.value(axis_index(&self.spec.varies, point, i));
-            recipe
-                .set(&v.key, &value)
-                .map_err(|source| SweepError::Point {
-                    point: format!("{}={value}", v.key),
-                    source,
-                })?;
-        }
+        let values: Vec<String> = (0..self.spec.varies.len())
+            .map(|i| self.spec.varies[i].value(axis_index(&self.spec.varies, point, i)))
+            .collect();
+        // The point's values together, validated once (no order between axes).
+        recipe
+            .set_many(
+                self.spec
+                    .varies
+                    .iter()
+                    .zip(&values)
+                    .map(|(v, x)| (v.key.as_str(), x.as_str())),
+            )
+            .map_err(|source| SweepError::Point {
+                point: self
+                    .spec
+                    .varies
+                    .iter()
+                    .zip(&values)
+                    .map(|(v, x)| format!("{}={x}", v.key))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                source,
+            })?;
         Ok(recipe)
     }
 

@@ -115,11 +115,7 @@ impl FromStr for Vary {
         if key.is_empty() || spec.is_empty() {
             return Err(VaryError::NotKeyValue(flag.into()));
         }
-        if key == "spawn" || key == "exit" {
-            return Err(bad(format!(
-                "{key} cannot be varied (its y,x value holds the comma that separates a list): run one sweep per position with --set {key}=Y,X"
-            )));
-        }
+        check_key(&key, flag)?;
         let values = if let Some((a, b)) = spec.split_once("..") {
             let (b, inclusive) = match b.strip_prefix('=') {
                 Some(b) => (b, true),
@@ -196,7 +192,66 @@ impl FromStr for Vary {
     }
 }
 
+/// Refuse the keys whose values cannot be listed: a `y,x` cell holds the comma that separates
+/// a list. `flag` is the text the error quotes.
+pub fn check_key(key: &str, flag: &str) -> Result<(), VaryError> {
+    if key == "spawn" || key == "exit" {
+        return Err(VaryError::Bad {
+            flag: flag.into(),
+            msg: format!(
+                "{key} cannot be varied (its y,x value holds the comma that separates a list): run one sweep per position with --set {key}=Y,X"
+            ),
+        });
+    }
+    Ok(())
+}
+
 impl Vary {
+    /// The axis of `key` over `values`, given as values rather than as `--vary` text (the
+    /// Python API's `vary={"fill": [0.4, 0.45]}`). It prints as `KEY=V1,V2,...`, and that text
+    /// must read back as the same axis (a merge rebuilds axes from it): a value that is empty,
+    /// has spaces around it or holds `,`, `..` or `:` (which the text form reads as a separator
+    /// or a range) is refused, as are repeated values and keys that cannot be varied.
+    pub fn list(key: &str, values: Vec<String>) -> Result<Vary, VaryError> {
+        let spec = values.join(",");
+        let bad = |msg: String| VaryError::Bad {
+            flag: format!("{key}={spec}"),
+            msg,
+        };
+        if key.is_empty() || key.trim() != key || values.is_empty() {
+            return Err(VaryError::NotKeyValue(format!("{key}={spec}")));
+        }
+        check_key(key, &format!("{key}={spec}"))?;
+        if values.len() > MAX_POINTS {
+            return Err(VaryError::TooMany(values.len() as u128));
+        }
+        for v in &values {
+            if v.is_empty() || v.trim() != v || v.contains([',', ':']) || v.contains("..") {
+                return Err(bad(format!(
+                    "{} cannot be a listed value (empty, spaces around it, or a `,`, `..` or `:` \
+                     that the axis's text form reads as a separator or a range)",
+                    cavesweep_core::quote::quote(v)
+                )));
+            }
+        }
+        let vary = Vary {
+            key: key.to_string(),
+            spec: spec.clone(),
+            values: Values::List(values),
+        };
+        vary.check_distinct().map_err(bad)?;
+        Ok(vary)
+    }
+
+    /// The axis of `key` over the integers `start..end` (half-open, as `--vary KEY=A..B`).
+    pub fn ints(key: &str, start: i64, end: i64) -> Result<Vary, VaryError> {
+        let flag = format!("{key}={start}..{end}");
+        if key.is_empty() || key.trim() != key {
+            return Err(VaryError::NotKeyValue(flag));
+        }
+        flag.parse()
+    }
+
     /// Refuse an axis that names one value twice (`steps=4,4`, `fill=0.40,0.4`, a float step
     /// too small to tell values apart): two identical grid points would be written, and the
     /// report cannot tell them apart.
@@ -293,6 +348,43 @@ mod tests {
             ["B5678/S5678", "B5678/S45678"]
         );
         assert_eq!(vals("fill=0.1:0.3:0.1"), ["0.1", "0.2", "0.3"]);
+    }
+
+    /// An axis made from values prints as text that reads back as the same axis; values the
+    /// text form would misread are refused rather than silently split or turned into a range.
+    #[test]
+    fn from_values_round_trips() {
+        let v = |xs: &[&str]| xs.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        for xs in [
+            &["0.4", "0.45", "0.5"][..],
+            &["B5678/S45678", "B678/S345678"],
+            &["bridge+remove-small 3", "none"],
+            &["7"],
+        ] {
+            let a = Vary::list("k", v(xs)).unwrap();
+            let b: Vary = a.to_string().parse().unwrap();
+            assert_eq!((a.values(), &a), (v(xs), &b));
+        }
+        for xs in [
+            &["1,2"][..],
+            &["1..3"],
+            &["0.4:0.5:0.1"],
+            &[" 0.4"],
+            &[""],
+            &["0.4", "0.40"],
+            &[],
+        ] {
+            assert!(Vary::list("fill", v(xs)).is_err(), "{xs:?}");
+        }
+        assert!(Vary::list("spawn", v(&["1"])).is_err());
+        assert!(Vary::list(" fill", v(&["1"])).is_err());
+        let r = Vary::ints("steps", 1, 9).unwrap();
+        assert_eq!((r.to_string(), r.len()), ("steps=1..9".to_string(), 8));
+        assert!(Vary::ints("steps", 3, 3).is_err());
+        assert!(matches!(
+            Vary::ints("steps", 0, i64::MAX),
+            Err(VaryError::TooMany(_))
+        ));
     }
 
     #[test]
