@@ -51,12 +51,25 @@ fn boundary_in<V: Lane>(lay: &Layout, f: &[u64]) -> u64 {
     n.sum()
 }
 
-/// Scratch for [`Bfs::run`]: two visited planes (the step is synchronous: double buffered).
+/// Scratch for [`Bfs::run`]: two visited planes (the step is synchronous: double buffered),
+/// and for wide grids the frontier's cells, this step's and the next's.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Bfs {
     a: Vec<u64>,
     b: Vec<u64>,
+    cur: Vec<u32>,
+    next: Vec<u32>,
 }
+
+/// Grids wider than this many words a row (256 cells) run the BFS cell by cell
+/// ([`Bfs::run_cells`]) instead of by bands of whole rows. A band step costs `band rows x row
+/// words`: on a 90x140 cave that is a vector a row and the fastest there is, but on an open
+/// 8192x8192 map the band holds thousands of rows of 128 words while the frontier (a diamond's
+/// rim) is two cells a row, and the whole BFS cost `side^3 / 32` word operations (4.8 s). Cell
+/// by cell it costs a few operations per reachable cell: O(cells) on any map. (A word-sparse
+/// step was tried first: a word on a horizontally moving frontier changes on each of its 64
+/// steps, so it was no faster.)
+const CELLS_WPR: usize = 4;
 
 /// What a BFS found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,6 +90,27 @@ impl Bfs {
     /// that equals the current state (those rows did not change last step), so it stays valid.
     #[allow(clippy::too_many_arguments)]
     pub fn run(
+        &mut self,
+        simd: Simd,
+        lay: &Layout,
+        f: &[u64],
+        conn: Connectivity,
+        spawn: (usize, usize),
+        exit: Option<(usize, usize)>,
+        full: bool,
+    ) -> BfsResult {
+        // Cells are numbered in u32 (half the frontier's memory traffic): planes of up to 2**26
+        // words, grids of up to about 4 billion cells.
+        if lay.wpr > CELLS_WPR && lay.len() < 1 << 26 {
+            self.run_cells(lay, f, conn, spawn, exit, full)
+        } else {
+            self.run_band(simd, lay, f, conn, spawn, exit, full)
+        }
+    }
+
+    /// [`Bfs::run`] by bands of whole rows, a vector at a time.
+    #[allow(clippy::too_many_arguments)]
+    fn run_band(
         &mut self,
         simd: Simd,
         lay: &Layout,
@@ -150,6 +184,104 @@ impl Bfs {
             std::mem::swap(&mut src, &mut dst);
             lo = clo.saturating_sub(1);
             hi = (chi + 1).min(rows - 1);
+        }
+    }
+}
+
+impl Bfs {
+    /// [`Bfs::run`] for wide grids, cell by cell: the frontier is a list of cells, each step
+    /// visits its cells' neighbours once (a bit test and set in the visited plane), so the
+    /// whole BFS costs a few operations per reachable cell however open the map is.
+    /// Cells are numbered by bit position in the plane (`word * 64 + bit`), so a neighbour is
+    /// an index plus a constant (the guard words and rows are WALL: no bounds checks).
+    fn run_cells(
+        &mut self,
+        lay: &Layout,
+        f: &[u64],
+        conn: Connectivity,
+        spawn: (usize, usize),
+        exit: Option<(usize, usize)>,
+        full: bool,
+    ) -> BfsResult {
+        let s = lay.stride as i32 * 64;
+        match conn {
+            Connectivity::Four => self.cells_in(lay, f, &[-1, 1, -s, s], spawn, exit, full),
+            Connectivity::Eight => self.cells_in(
+                lay,
+                f,
+                &[-s - 1, -s, -s + 1, -1, 1, s - 1, s, s + 1],
+                spawn,
+                exit,
+                full,
+            ),
+        }
+    }
+
+    #[inline(always)]
+    fn cells_in<const K: usize>(
+        &mut self,
+        lay: &Layout,
+        f: &[u64],
+        steps: &[i32; K],
+        spawn: (usize, usize),
+        exit: Option<(usize, usize)>,
+        full: bool,
+    ) -> BfsResult {
+        assert!(f.len() == lay.len());
+        // The floor not yet reached: a cell is taken by clearing its bit.
+        let u = &mut self.a;
+        u.clear();
+        u.extend_from_slice(f);
+        let cell = |(y, x): (usize, usize)| (lay.off(y as isize) * 64 + x) as u32;
+        let start = cell(spawn);
+        u[start as usize >> 6] &= !(1 << (start & 63));
+        let mut path = (exit == Some(spawn)).then_some(0);
+        if path.is_some() && !full {
+            return BfsResult { path, depth: 0 };
+        }
+        let exit = exit.map(cell);
+        let (cur, next) = (&mut self.cur, &mut self.next);
+        cur.clear();
+        cur.push(start);
+        let mut step = 0u32;
+        loop {
+            step += 1;
+            // Branch-free: every neighbour is written, the count moves on only for new cells
+            // (whether a neighbour is new is a coin toss on an open map: a branch mispredicts).
+            next.clear();
+            next.reserve(cur.len() * K);
+            let spare = next.spare_capacity_mut();
+            let mut n = 0;
+            for &i in cur.iter() {
+                for &d in steps {
+                    let j = i.wrapping_add_signed(d);
+                    let (w, b) = (j as usize >> 6, 1u64 << (j & 63));
+                    // Guard words and rows are WALL in `f`: j never leaves the plane.
+                    let new = u[w] & b;
+                    u[w] &= !b;
+                    spare[n].write(j);
+                    n += (new != 0) as usize;
+                }
+            }
+            // SAFETY: the first n slots of the spare capacity were written just above (n counts
+            // the slots kept, each written before n moved past it).
+            unsafe { next.set_len(n) };
+            if next.is_empty() {
+                return BfsResult {
+                    path,
+                    depth: step - 1,
+                };
+            }
+            if let Some(e) = exit
+                && path.is_none()
+                && (f[e as usize >> 6] & !u[e as usize >> 6]) & (1 << (e & 63)) != 0
+            {
+                path = Some(step);
+                if !full {
+                    return BfsResult { path, depth: step };
+                }
+            }
+            std::mem::swap(cur, next);
         }
     }
 }
@@ -430,5 +562,63 @@ impl MinWidth {
         shifts(-1).for_each(|s| shift_cols::<false>(a, w, s));
         shifts(-1).for_each(|s| shift_rows::<false>(a, w, s));
         self.c.iter().zip(a.iter()).all(|(&c, &d)| c & !d == 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::oracle::ByteGrid;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        /// The cell-by-cell and the band BFS give the oracle's distances on grids of any width
+        /// (cell by cell is used only past 256 columns; here both run on every grid).
+        #[test]
+        fn sparse_and_band_bfs_match_the_oracle(rows in 1usize..40, cols in 1usize..700,
+                density in 0usize..5, seed: u64, eight: bool, full: bool, with_exit: bool) {
+            let lay = Layout::new(rows, cols);
+            let mut f = vec![0u64; lay.len()];
+            let mut bg = ByteGrid::new(rows, cols);
+            let mut x = seed | 1;
+            let mut next = || {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x
+            };
+            let wall_per_256 = [0u64, 8, 60, 110, 150][density];
+            for y in 0..rows {
+                for c in 0..cols {
+                    let floor = next() % 256 >= wall_per_256;
+                    bg.cells[y * cols + c] = (!floor) as u8;
+                    if floor {
+                        f[lay.off(y as isize) + c / 64] |= 1 << (c % 64);
+                    }
+                }
+            }
+            let spawn = ((next() % rows as u64) as usize, (next() % cols as u64) as usize);
+            bg.cells[spawn.0 * cols + spawn.1] = 0;
+            f[lay.off(spawn.0 as isize) + spawn.1 / 64] |= 1 << (spawn.1 % 64);
+            let exit = with_exit
+                .then(|| ((next() % rows as u64) as usize, (next() % cols as u64) as usize));
+            let conn = if eight { Connectivity::Eight } else { Connectivity::Four };
+            let d = crate::measure::oracle::distances(&bg, spawn, conn);
+            let depth = d.iter().filter(|&&v| v != u32::MAX).max().copied().unwrap_or(0);
+            let path = exit.and_then(|(ey, ex)| Some(d[ey * cols + ex]).filter(|&v| v != u32::MAX));
+            let mut bfs = Bfs::default();
+            for sparse in [false, true] {
+                let r = if sparse {
+                    bfs.run_cells(&lay, &f, conn, spawn, exit, full)
+                } else {
+                    bfs.run_band(Simd::active(), &lay, &f, conn, spawn, exit, full)
+                };
+                prop_assert_eq!(r.path, path, "sparse {}", sparse);
+                if full || path.is_none() {
+                    prop_assert_eq!(r.depth, depth, "sparse {}", sparse);
+                }
+            }
+        }
     }
 }
