@@ -29,7 +29,11 @@ def _table(columns, report):
         import pandas as pd
     except ImportError:
         return columns
-    df = pd.DataFrame(columns)
+    if all(len(v) == 0 for v in columns.values()):
+        # As pandas.read_csv reads a CSV of a header alone: every column of dtype object.
+        df = pd.DataFrame({k: pd.Series([], dtype=object) for k in columns})
+    else:
+        df = pd.DataFrame(columns)
     df.attrs["cavesweep"] = report
     return df
 

@@ -179,12 +179,7 @@ fn generate_many<'py>(
     let seeds = args::seed_set(py, seeds, "seeds")?;
     let n = seeds.len() as usize;
     let pool = match threads.filter(|t| !t.is_none()) {
-        Some(t) => Some(
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(args::threads(Some(t))?)
-                .build()
-                .map_err(value_error)?,
-        ),
+        Some(t) => Some(cavesweep::fanout::pool(args::threads(Some(t))?).map_err(value_error)?),
         None => None,
     };
     let tl = if trajectory { r.trajectory_len() } else { 0 };

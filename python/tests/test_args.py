@@ -291,3 +291,39 @@ def test_recipes_are_hashable():
     b = cs.recipe("classic-4-5", rows=200, cols=200, spawn=(100, 100))
     assert hash(a) == hash(b) and len({a, b, cs.recipe("classic-4-5")}) == 2
     assert {a: 1}[b] == 1
+
+
+# 2. Worker threads that cannot start (a memory limit) were a panic in sweep() and search().
+def test_threads_that_cannot_start_are_an_error():
+    code, out, err = run_py("""
+        import cavesweep as cs
+        calls = [
+            lambda: cs.sweep("classic-4-5", seeds=100, threads=3000, progress=False),
+            lambda: cs.search("classic-4-5", where="components>=1", seeds=100, threads=3000,
+                              progress=False),
+            lambda: cs.generate_many("classic-4-5", range(100), threads=3000),
+        ]
+        for f in calls:
+            try:
+                f()
+                print("ran")
+            except Exception as e:
+                print(type(e).__name__, e)
+    """, limit_mb=1500)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert len(lines) == 3, out
+    for l in lines:
+        assert l == "ran" or ("cannot start 3000 worker threads" in l and "Panic" not in l), l
+    assert "panicked" not in err, err
+
+
+# 12. An empty search result's dtypes differed from pandas.read_csv of the CSV written.
+def test_empty_search_reads_as_its_csv(tmp_path):
+    pd = pytest.importorskip("pandas")
+    out = tmp_path / "none.csv"
+    got = cs.search("classic-4-5", where="components<0", seeds=10, metrics="floor_fraction",
+                    out=out, progress=False)
+    want = pd.read_csv(out)
+    assert len(got) == 0 and list(got.columns) == list(want.columns)
+    assert got.dtypes.to_dict() == want.dtypes.to_dict()

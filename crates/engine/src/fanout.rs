@@ -31,9 +31,7 @@ const BATCH_LEN: usize = 256;
 
 /// Why worker threads could not be started (a memory limit: each thread needs its stack).
 #[derive(Debug, thiserror::Error)]
-#[error(
-    "cannot start {threads} worker threads ({source}): lower --threads, or raise the memory limit"
-)]
+#[error("cannot start {threads} worker threads (use fewer, or raise the memory limit)")]
 pub struct ThreadsError {
     threads: usize,
     source: Box<dyn std::error::Error + Send + Sync>,
