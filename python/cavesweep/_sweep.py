@@ -89,10 +89,14 @@ def _progress(progress, desc="sweep"):
 
 
 def _column(values):
-    """A CSV column as the narrowest numpy array that holds it: int64, float64 or str."""
+    """A CSV column as the narrowest numpy array that holds it: int64 (uint64 for integers
+    past 2**63 - 1, such as seeds near 2**64, as pandas reads them), float64 or str."""
     try:
-        return np.array([int(v) for v in values], dtype=np.int64)
-    except ValueError:
+        ints = [int(v) for v in values]
+        if ints and min(ints) >= 0 and max(ints) > 2**63 - 1:
+            return np.array(ints, dtype=np.uint64)
+        return np.array(ints, dtype=np.int64)
+    except (ValueError, OverflowError):
         pass
     try:
         return np.array([float(v) if v != "" else np.nan for v in values], dtype=np.float64)

@@ -144,6 +144,22 @@ pub fn to_grid(obj: &Bound<'_, PyAny>) -> PyResult<Grid> {
         )*};
     }
     try_types!(u8, i64, i32, u16, i16, i8, u32, u64, f64, f32);
+    // Byte-swapped integers and floats, and float16: copied once into the native type of the
+    // same kind (exact: every float16 is a float32), then read as above, 0/1 checks included.
+    let kind = arr.dtype().kind();
+    if matches!(kind, b'i' | b'u' | b'f') {
+        let native = if kind == b'f' && arr.dtype().itemsize() == 2 {
+            "float32".to_string()
+        } else {
+            format!("={}{}", kind as char, arr.dtype().itemsize())
+        };
+        let copy = arr.call_method1("astype", (native,))?;
+        if let Ok(c) = copy.cast::<PyUntypedArray>()
+            && !c.dtype().is_equiv_to(&arr.dtype())
+        {
+            return to_grid(&copy);
+        }
+    }
     Err(PyValueError::new_err(format!(
         "grid dtype {} is not supported: give 0/1 cells as bool, integers or floats \
          (e.g. grid.astype(numpy.uint8))",

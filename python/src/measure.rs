@@ -142,7 +142,14 @@ fn measure<'py>(
         connectivity.unwrap_or(&four),
     )?;
     let mut out = [f64::NAN; Metric::COUNT];
-    Measurer::new().measure(&g, &cfg, &mut out);
+    // A large map's metrics take long enough (0.5 s for every metric of an open 8192x8192 grid)
+    // to let other Python threads run meanwhile; a cave's take microseconds, less than the
+    // release would cost.
+    if g.rows() * g.cols() >= 1 << 16 {
+        py.detach(|| Measurer::new().measure(&g, &cfg, &mut out));
+    } else {
+        Measurer::new().measure(&g, &cfg, &mut out);
+    }
     values_dict(py, cfg.metrics, &out)
 }
 

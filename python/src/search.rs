@@ -152,6 +152,164 @@ fn columns<'py>(py: Python<'py>, s: &Search, rows: &[Match]) -> PyResult<Bound<'
     Ok(d)
 }
 
+/// The command recorded in the checkpoint: the `cavesweep search` flags that decide the rows.
+fn command(
+    recipe: &Bound<'_, PyAny>,
+    overrides: Option<&Bound<'_, PyDict>>,
+    query: &str,
+    search: &Search,
+    seeds_text: Option<&str>,
+    seeds_from: Option<&std::path::Path>,
+    metrics: Option<&str>,
+) -> PyResult<String> {
+    let mut cmd = cmdline::new("search", recipe, overrides)?;
+    cmd.flag("--where", query);
+    match (&search.spec().seeds, seeds_text, seeds_from) {
+        (_, Some(s), _) => cmd.flag("--seeds", s),
+        (_, _, Some(f)) => cmd.flag("--seeds-from", &f.display().to_string()),
+        (s, _, _) => cmd.flag("--seeds-from", &format!("<a list of {} seeds>", s.len())),
+    }
+    match search.spec().mode {
+        Mode::All => {}
+        Mode::Limit(n) => cmd.flag("--limit", &n.to_string()),
+        Mode::Top { k, by, order } => {
+            cmd.flag("--top", &k.to_string());
+            cmd.flag("--by", by.name());
+            cmd.flag("--order", if order == Order::Asc { "asc" } else { "desc" });
+        }
+    }
+    if let Some(m) = metrics {
+        cmd.flag("--metrics", m);
+    }
+    if let Some(n) = search.spec().chunk {
+        cmd.flag("--chunk", &n.to_string());
+    }
+    Ok(cmd.render())
+}
+
+/// The output file and the chunks its checkpoint already holds (none without `out`). A
+/// completed search is searched again (the rows are wanted here), its bytes rewritten.
+fn open_out(
+    search: &Search,
+    out: Option<&std::path::Path>,
+    command: &str,
+    force: bool,
+    threads: usize,
+) -> PyResult<(Option<OutFile>, Vec<ChunkRecord>)> {
+    match out {
+        Some(path) => {
+            let opened = output::open(
+                search,
+                path,
+                command,
+                force,
+                IfComplete::SearchAgain,
+                threads,
+            )
+            .map_err(out_error)?;
+            let Opened::Open(mut f) = opened else {
+                unreachable!("IfComplete::SearchAgain always opens the file")
+            };
+            let prior = f.take_prior();
+            Ok((Some(*f), prior))
+        }
+        None => {
+            search.create_png_dir().map_err(runtime_error)?;
+            Ok((None, Vec::new()))
+        }
+    }
+}
+
+/// Search on `threads` workers, `prior`'s chunks skipped, the rows kept and written to `file`;
+/// this thread shows progress and takes Ctrl-C. The file is finished when the search is.
+fn run(
+    py: Python<'_>,
+    search: &Search,
+    file: Option<OutFile>,
+    prior: &[ChunkRecord],
+    threads: usize,
+    progress: Option<Bound<'_, PyAny>>,
+) -> PyResult<(cavesweep::search::Report, Vec<Match>)> {
+    let stop = AtomicBool::new(false);
+    let counts = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
+    let rows = Mutex::new(Vec::new());
+    let work = || -> Result<(cavesweep::search::Report, Option<OutFile>), PyErr> {
+        let mut sink = Collect {
+            search,
+            rows: Vec::new(),
+            file,
+            buf: Vec::new(),
+            progress: &counts,
+        };
+        let header = search.header();
+        let result = sink
+            .write(&header, 0)
+            .and_then(|()| search.run(threads, &stop, prior, &mut sink));
+        // Whatever happened, keep the chunks that finished.
+        let saved = sink.file.as_mut().map_or(Ok(()), OutFile::save);
+        *rows.lock().unwrap() = std::mem::take(&mut sink.rows);
+        let report = result.map_err(|e| match e {
+            SearchError::Io { .. } => runtime_error(e),
+            e => search_error(e),
+        })?;
+        saved.map_err(runtime_error)?;
+        Ok((report, sink.file.take()))
+    };
+    let mut shown = None;
+    let mut tick = |_py: Python<'_>| -> PyResult<()> {
+        let now = (
+            counts[0].load(Ordering::Relaxed),
+            counts[1].load(Ordering::Relaxed),
+            counts[2].load(Ordering::Relaxed),
+        );
+        if let Some(cb) = &progress
+            && now.1 > 0
+            && shown != Some(now)
+        {
+            shown = Some(now);
+            cb.call1(now)?;
+        }
+        Ok(())
+    };
+    let (report, file) = interrupt::run(py, &stop, work, &mut tick)??;
+    tick(py)?;
+    match report.outcome {
+        Outcome::Complete => {
+            if let Some(f) = file {
+                f.finish().map_err(out_error)?;
+            }
+        }
+        Outcome::Interrupted => {
+            // Stopped by something other than a Python exception (nothing raises `stop` else).
+            return Err(PyRuntimeError::new_err("search stopped early"));
+        }
+    }
+    Ok((report, rows.into_inner().unwrap()))
+}
+
+/// {"columns": the matches as numpy columns, "report": what the run did}.
+fn result<'py>(
+    py: Python<'py>,
+    search: &Search,
+    rows: &[Match],
+    report: &cavesweep::search::Report,
+    threads: usize,
+    resumed: usize,
+    command: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let r = PyDict::new(py);
+    r.set_item("examined", report.examined)?;
+    r.set_item("rows", report.rows)?;
+    r.set_item("elapsed", report.elapsed.as_secs_f64())?;
+    r.set_item("threads", threads)?;
+    r.set_item("resumed_chunks", resumed)?;
+    r.set_item("command", command)?;
+    let d = PyDict::new(py);
+    d.set_item("columns", columns(py, search, rows)?)?;
+    d.set_item("report", r)?;
+    Ok(d.into_any())
+}
+
 /// _search(recipe, *, query, seeds=None, seed_list=None, seeds_from=None, limit=None,
 /// top=None, by=None, order=None, metrics=None, out=None, force=False, png_dir=None, scale=6,
 /// threads=None, chunk=None, explain=False, progress=None, **overrides) -> dict
@@ -247,120 +405,19 @@ fn _search<'py>(
     if explain {
         return Ok(PyString::new(py, &search.explain()).into_any());
     }
-    // The command recorded in the checkpoint: the flags that decide the rows.
-    let mut cmd = cmdline::new("search", recipe, overrides)?;
-    cmd.flag("--where", query);
-    match (&search.spec().seeds, &seeds_text, &seeds_from) {
-        (_, Some(s), _) => cmd.flag("--seeds", s.as_str()),
-        (_, _, Some(f)) => cmd.flag("--seeds-from", &f.display().to_string()),
-        (s, _, _) => cmd.flag("--seeds-from", &format!("<a list of {} seeds>", s.len())),
-    }
-    match mode {
-        Mode::All => {}
-        Mode::Limit(n) => cmd.flag("--limit", &n.to_string()),
-        Mode::Top { k, by, order } => {
-            cmd.flag("--top", &k.to_string());
-            cmd.flag("--by", by.name());
-            cmd.flag("--order", if order == Order::Asc { "asc" } else { "desc" });
-        }
-    }
-    if let Some(m) = &metrics {
-        cmd.flag("--metrics", m);
-    }
-    if let Some(n) = chunk {
-        cmd.flag("--chunk", &n.to_string());
-    }
-    let command = cmd.render();
-    // A completed search is searched again (the rows are wanted here), its bytes rewritten.
-    let (file, prior) = match &out {
-        Some(path) => {
-            let opened = output::open(
-                &search,
-                path,
-                &command,
-                force,
-                IfComplete::SearchAgain,
-                threads,
-            )
-            .map_err(out_error)?;
-            let Opened::Open(mut f) = opened else {
-                unreachable!("IfComplete::SearchAgain always opens the file")
-            };
-            let prior = f.take_prior();
-            (Some(*f), prior)
-        }
-        None => {
-            search.create_png_dir().map_err(runtime_error)?;
-            (None, Vec::new())
-        }
-    };
+    let command = command(
+        recipe,
+        overrides,
+        query,
+        &search,
+        seeds_text.as_deref(),
+        seeds_from.as_deref(),
+        metrics.as_deref(),
+    )?;
+    let (file, prior) = open_out(&search, out.as_deref(), &command, force, threads)?;
     let resumed = prior.len();
-    let stop = AtomicBool::new(false);
-    let counts = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
-    let rows = Mutex::new(Vec::new());
-    let work = || -> Result<(cavesweep::search::Report, Option<OutFile>), PyErr> {
-        let mut sink = Collect {
-            search: &search,
-            rows: Vec::new(),
-            file,
-            buf: Vec::new(),
-            progress: &counts,
-        };
-        let header = search.header();
-        let result = sink
-            .write(&header, 0)
-            .and_then(|()| search.run(threads, &stop, &prior, &mut sink));
-        // Whatever happened, keep the chunks that finished.
-        let saved = sink.file.as_mut().map_or(Ok(()), OutFile::save);
-        *rows.lock().unwrap() = std::mem::take(&mut sink.rows);
-        let report = result.map_err(|e| match e {
-            SearchError::Io { .. } => runtime_error(e),
-            e => search_error(e),
-        })?;
-        saved.map_err(runtime_error)?;
-        Ok((report, sink.file.take()))
-    };
-    let mut shown = None;
-    let mut tick = |_py: Python<'_>| -> PyResult<()> {
-        let now = (
-            counts[0].load(Ordering::Relaxed),
-            counts[1].load(Ordering::Relaxed),
-            counts[2].load(Ordering::Relaxed),
-        );
-        if let Some(cb) = &progress
-            && now.1 > 0
-            && shown != Some(now)
-        {
-            shown = Some(now);
-            cb.call1(now)?;
-        }
-        Ok(())
-    };
-    let (report, file) = interrupt::run(py, &stop, work, &mut tick)??;
-    tick(py)?;
-    match report.outcome {
-        Outcome::Complete => {
-            if let Some(f) = file {
-                f.finish().map_err(out_error)?;
-            }
-        }
-        Outcome::Interrupted => {
-            // Stopped by something other than a Python exception (nothing raises `stop` else).
-            return Err(PyRuntimeError::new_err("search stopped early"));
-        }
-    }
-    let rows = rows.into_inner().unwrap();
-    let r = PyDict::new(py);
-    r.set_item("examined", report.examined)?;
-    r.set_item("rows", report.rows)?;
-    r.set_item("elapsed", report.elapsed.as_secs_f64())?;
-    r.set_item("threads", threads)?;
-    r.set_item("resumed_chunks", resumed)?;
-    r.set_item("command", command)?;
-    let d = PyDict::new(py);
-    d.set_item("columns", columns(py, &search, &rows)?)?;
-    d.set_item("report", r)?;
-    Ok(d.into_any())
+    let (report, rows) = run(py, &search, file, &prior, threads, progress)?;
+    result(py, &search, &rows, &report, threads, resumed, &command)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -327,3 +327,44 @@ def test_empty_search_reads_as_its_csv(tmp_path):
     want = pd.read_csv(out)
     assert len(got) == 0 and list(got.columns) == list(want.columns)
     assert got.dtypes.to_dict() == want.dtypes.to_dict()
+
+
+# 14. Big-endian and float16 grids were refused, though the README says any integer width and
+# floats.
+def test_byte_swapped_and_half_float_grids():
+    g = cs.generate("classic-4-5", 3)
+    want = cs.measure(g)
+    for dtype in [">i2", ">u4", ">i8", ">f8", ">f4", "f2", ">f2"]:
+        assert cs.measure(g.astype(dtype)) == want, dtype
+        assert np.array_equal(cs.keep_largest(g.astype(dtype)), cs.keep_largest(g).astype(dtype))
+    with pytest.raises(ValueError, match="must be 0 \\(FLOOR\\) or 1"):
+        cs.measure(np.full((3, 3), 0.5, "f2"))
+
+
+# 9. read_table without pandas overflowed on seeds >= 2**63.
+def test_read_table_without_pandas_keeps_big_seeds(tmp_path, monkeypatch):
+    out = tmp_path / "top.csv"
+    cs.search("chapter-strict", where="components>=0", seeds=(MAX_SEED - 2, MAX_SEED + 1),
+              out=out, progress=False)
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    t = cs.read_table(out)
+    assert isinstance(t, dict) and t["seed"].dtype == np.uint64
+    assert list(t["seed"]) == [MAX_SEED - 2, MAX_SEED - 1, MAX_SEED]
+
+
+# 13. measure() of a large map held the GIL: other Python threads stood still meanwhile.
+def test_measure_of_a_large_map_lets_other_threads_run():
+    import threading
+    import time
+
+    g = np.zeros((4096, 4096), np.uint8)
+    t = threading.Thread(target=lambda: cs.measure(g, metrics="reach_depth", spawn=(0, 0)))
+    stamps = []
+    start = time.perf_counter()
+    t.start()
+    while t.is_alive():
+        stamps.append(time.perf_counter())
+    took = time.perf_counter() - start
+    gaps = np.diff([start] + stamps)
+    # The measure takes about 0.1 s; the loop beside it never waits for more than a slice.
+    assert len(stamps) > 100 and gaps.max() < max(0.05, took / 2), (len(stamps), gaps.max(), took)

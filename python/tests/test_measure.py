@@ -108,7 +108,8 @@ def test_metric_selection_and_value_types():
         (np.array([["a"]]), "not supported"),
         (np.array([[None]], dtype=object), "not supported"),
         (np.frombuffer(b"\x00\x02", dtype=np.bool_).reshape(1, 2), "is 2"),
-        (np.zeros((2, 2), dtype=">i4"), "not supported"),
+        # Byte-swapped integers are read (python/tests/test_args.py): not a bad array any more.
+        (np.zeros((2, 2), dtype=np.complex64), "not supported"),
     ],
 )
 def test_bad_arrays_are_value_errors(bad, message):

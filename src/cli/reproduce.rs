@@ -272,8 +272,7 @@ fn report_md(seeds: u64, t: &str) -> String {
 /// them holds other bytes: rewriting the same run's files is always allowed.
 fn write_files(files: &[(PathBuf, Vec<u8>)], force: bool) -> Result<()> {
     if !force {
-        cavesweep::io::check_no_replace(files.iter().map(|(p, b)| (p.as_path(), b.as_slice())))
-            .map_err(anyhow::Error::msg)?;
+        cavesweep::io::check_no_replace(files.iter().map(|(p, b)| (p.as_path(), b.as_slice())))?;
     }
     for (path, bytes) in files {
         write_atomic(path, bytes).with_context(|| format!("cannot write {}", path.display()))?;

@@ -75,6 +75,8 @@ pub fn remedy(e: &(dyn Error + 'static)) -> Option<Remedy> {
             s.remedy()
         } else if let Some(s) = c.downcast_ref::<crate::render::RenderError>() {
             s.remedy()
+        } else if let Some(s) = c.downcast_ref::<crate::io::ReplaceError>() {
+            s.remedy()
         } else {
             None
         };

@@ -304,187 +304,243 @@ impl Lazy<'_> {
         );
     }
 
+    /// Compute `stage`, by the way this cave is measured: known to have one component, in its
+    /// batch's lanes, or on its own planes.
     fn compute(&mut self, stage: Stage) {
+        let (one, lanes) = (self.memo.one_comp, self.batch.is_some());
+        match stage {
+            Stage::Count => self.count(),
+            Stage::Plane => self.plane(),
+            Stage::Spawn if one => self.spawn_one_component(),
+            Stage::Spawn if lanes => self.spawn_lanes(),
+            Stage::Spawn => self.spawn_own(),
+            Stage::Label if one => self.label_one_component(),
+            Stage::Label if lanes => self.label_lanes(),
+            Stage::Label => self.label_own(),
+            Stage::Boundary if lanes => self.boundary_lanes(),
+            Stage::Boundary => self.boundary_own(),
+            Stage::Width if lanes && self.width_in_lanes() => self.width_lanes(),
+            Stage::Width => self.width_own(),
+            Stage::Path => self.distances(false),
+            Stage::Depth => self.distances(true),
+        }
+    }
+
+    /// Whether a batch cave's width is read from the lanes: its spawn's component is there
+    /// (measured in lanes), or, not yet measured, is best measured there (a dense batch).
+    fn width_in_lanes(&self) -> bool {
+        if self.done(Stage::Spawn) {
+            self.memo.lane_spawn
+        } else {
+            self.m.batch.dense()
+        }
+    }
+
+    /// The wall count (and the floor), from the grid.
+    fn count(&mut self) {
+        self.copy_out();
+        self.set_count(self.g.get().count_walls())
+    }
+
+    /// This cave's own planes (the floor plane the flood, boundary and BFS read).
+    fn plane(&mut self) {
+        self.copy_out();
+        self.m.flood.load(self.g.get());
+        let lay = self.m.flood.lay;
+        let (sy, sx) = self.cfg.spawn;
+        self.memo.lay = lay;
+        self.memo.spawn_floor = sy < lay.rows && sx < lay.cols && self.m.flood.is_floor(sy, sx);
+        self.memo.exit = self.cfg.exit.filter(|&(y, x)| y < lay.rows && x < lay.cols);
+    }
+
+    /// The spawn stage of a cave known to have one component (all its floor).
+    fn spawn_one_component(&mut self) {
+        use Metric::*;
+        self.run(Stage::Count);
+        let g = self.g.get();
+        let floor_at =
+            |g: &Grid, (y, x): (usize, usize)| y < g.rows() && x < g.cols() && !g.get(y, x);
+        self.memo.spawn_floor = floor_at(g, self.cfg.spawn);
+        let exit_floor = self.cfg.exit.is_some_and(|e| floor_at(g, e));
+        self.memo.spawn_size = if self.memo.spawn_floor {
+            self.memo.floor as u32
+        } else {
+            0
+        };
+        self.memo.exit_in_spawn = self.memo.spawn_floor && exit_floor;
+        self.set(ConnectedFraction, self.frac(self.memo.spawn_size as u64));
+    }
+
+    /// The labelling of a cave known to have one component.
+    fn label_one_component(&mut self) {
+        use Metric::*;
+        self.run(Stage::Spawn);
+        self.set(Components, (self.memo.floor > 0) as u32 as f64);
+        self.set(LargestFraction, self.frac(self.memo.floor));
+    }
+
+    /// The boundary, measured in the batch's lanes.
+    fn boundary_lanes(&mut self) {
+        use Metric::*;
+        let b = self.batch.as_mut().expect("checked");
+        let v = self.m.batch.boundary(b.lanes, b.k);
+        self.set(Boundary, v as f64);
+    }
+
+    /// The spawn's component, flooded in the batch's lanes.
+    fn spawn_lanes(&mut self) {
         use Metric::*;
         let conn = self.cfg.connectivity;
-        match stage {
-            Stage::Count => {
-                self.copy_out();
-                self.set_count(self.g.get().count_walls())
-            }
-            Stage::Plane => {
-                self.copy_out();
-                self.m.flood.load(self.g.get());
-                let lay = self.m.flood.lay;
-                let (sy, sx) = self.cfg.spawn;
-                self.memo.lay = lay;
-                self.memo.spawn_floor =
-                    sy < lay.rows && sx < lay.cols && self.m.flood.is_floor(sy, sx);
-                self.memo.exit = self.cfg.exit.filter(|&(y, x)| y < lay.rows && x < lay.cols);
-            }
-            Stage::Spawn if self.memo.one_comp => {
-                self.run(Stage::Count);
-                let g = self.g.get();
-                let floor_at =
-                    |g: &Grid, (y, x): (usize, usize)| y < g.rows() && x < g.cols() && !g.get(y, x);
-                self.memo.spawn_floor = floor_at(g, self.cfg.spawn);
-                let exit_floor = self.cfg.exit.is_some_and(|e| floor_at(g, e));
-                self.memo.spawn_size = if self.memo.spawn_floor {
-                    self.memo.floor as u32
-                } else {
-                    0
-                };
-                self.memo.exit_in_spawn = self.memo.spawn_floor && exit_floor;
-                self.set(ConnectedFraction, self.frac(self.memo.spawn_size as u64));
-            }
-            Stage::Label if self.memo.one_comp => {
-                self.run(Stage::Spawn);
-                self.set(Components, (self.memo.floor > 0) as u32 as f64);
-                self.set(LargestFraction, self.frac(self.memo.floor));
-            }
-            Stage::Boundary if self.batch.is_some() => {
-                let b = self.batch.as_mut().expect("checked");
-                let v = self.m.batch.boundary(b.lanes, b.k);
-                self.set(Boundary, v as f64);
-            }
-            Stage::Spawn if self.batch.is_some() => {
-                self.run(Stage::Count);
-                let b = self.batch.as_mut().expect("checked");
-                let cfg = self.cfg;
-                let r = self.m.batch.spawn(b.lanes, b.k, cfg.spawn, cfg.exit, conn);
-                self.memo.spawn_floor = r.floor;
-                self.memo.spawn_size = r.size;
-                self.memo.exit_in_spawn = r.exit_in;
-                self.memo.lane_spawn = true;
-                self.set(ConnectedFraction, self.frac(r.size as u64));
-            }
-            Stage::Label if self.batch.is_some() => {
-                self.run(Stage::Spawn);
-                let b = self.batch.as_mut().expect("checked");
-                let cfg = self.cfg;
-                let (count, largest) = self.m.batch.label(b.lanes, b.k, cfg.spawn, cfg.exit, conn);
-                self.set(Components, count as f64);
-                self.set(LargestFraction, self.frac(largest as u64));
-            }
-            Stage::Boundary => {
-                self.run(Stage::Plane);
-                let b = metrics::boundary(self.m.flood.simd, &self.memo.lay, &self.m.flood.f);
-                self.set(Boundary, b as f64);
-            }
-            Stage::Spawn => self.spawn_own(),
-            Stage::Label => {
-                self.run(Stage::Spawn);
-                let spawn_floor = self.memo.spawn_floor;
-                // Labelling claims every component: keep the spawn's first if min_width may
-                // still want it.
-                if spawn_floor && self.wanted.contains(MinWidth) && !self.done(Stage::Width) {
-                    self.m.comp.clear();
-                    self.m.comp.extend_from_slice(&self.m.flood.s);
-                    self.memo.comp_kept = true;
+        self.run(Stage::Count);
+        let b = self.batch.as_mut().expect("checked");
+        let cfg = self.cfg;
+        let r = self.m.batch.spawn(b.lanes, b.k, cfg.spawn, cfg.exit, conn);
+        self.memo.spawn_floor = r.floor;
+        self.memo.spawn_size = r.size;
+        self.memo.exit_in_spawn = r.exit_in;
+        self.memo.lane_spawn = true;
+        self.set(ConnectedFraction, self.frac(r.size as u64));
+    }
+
+    /// Every component, labelled in the batch's lanes.
+    fn label_lanes(&mut self) {
+        use Metric::*;
+        let conn = self.cfg.connectivity;
+        self.run(Stage::Spawn);
+        let b = self.batch.as_mut().expect("checked");
+        let cfg = self.cfg;
+        let (count, largest) = self.m.batch.label(b.lanes, b.k, cfg.spawn, cfg.exit, conn);
+        self.set(Components, count as f64);
+        self.set(LargestFraction, self.frac(largest as u64));
+    }
+
+    /// The boundary, from this cave's floor plane.
+    fn boundary_own(&mut self) {
+        use Metric::*;
+        self.run(Stage::Plane);
+        let b = metrics::boundary(self.m.flood.simd, &self.memo.lay, &self.m.flood.f);
+        self.set(Boundary, b as f64);
+    }
+
+    /// Every component, flooded one by one on this cave's planes.
+    fn label_own(&mut self) {
+        use Metric::*;
+        let conn = self.cfg.connectivity;
+        self.run(Stage::Spawn);
+        let spawn_floor = self.memo.spawn_floor;
+        // Labelling claims every component: keep the spawn's first if min_width may
+        // still want it.
+        if spawn_floor && self.wanted.contains(MinWidth) && !self.done(Stage::Width) {
+            self.m.comp.clear();
+            self.m.comp.extend_from_slice(&self.m.flood.s);
+            self.memo.comp_kept = true;
+        }
+        let mut count = spawn_floor as u32;
+        let mut largest = self.memo.spawn_size;
+        let mut cursor = (0, 0);
+        while let Some((y, x)) = self.m.flood.next_unclaimed(&mut cursor) {
+            let n = self.m.flood.flood_from(y, x, conn).size;
+            count += 1;
+            largest = largest.max(n);
+            self.memo.claims_spawn = false;
+        }
+        self.set(Components, count as f64);
+        self.set(LargestFraction, self.frac(largest as u64));
+    }
+
+    /// The minimum width of a spawn component measured in the batch's lanes, read from there
+    /// without this cave's own planes or flood.
+    fn width_lanes(&mut self) {
+        use Metric::*;
+        let conn = self.cfg.connectivity;
+        // The spawn's component is (or, in a dense batch, is best) measured in lanes:
+        // the width reads it from there, without this cave's own planes or flood.
+        self.run(Stage::Spawn);
+        let w = if !self.memo.spawn_floor {
+            0
+        } else {
+            let b = self.batch.as_mut().expect("checked");
+            let cfg = self.cfg;
+            let m = &mut *self.m;
+            let (f, c) = m.width.planes_mut();
+            m.batch
+                .width_planes(b.lanes, b.k, cfg.spawn, cfg.exit, conn, f, c);
+            m.width
+                .run_loaded(self.g.shape().rows(), self.g.shape().cols())
+        };
+        self.set(MinWidth, w as f64);
+    }
+
+    /// The spawn component's minimum width, from this cave's planes.
+    fn width_own(&mut self) {
+        use Metric::*;
+        let conn = self.cfg.connectivity;
+        if self.batch.is_some() && !self.done(Stage::Spawn) {
+            // In a batch, the first cave asking for the spawn's component floods every
+            // lane (~3.8 us for 8 caves on AVX-512), and the width then needs this
+            // cave's planes anyway: a cave that asks for its width first (a search's
+            // few survivors of a popcount) floods only itself (~1.4 us), on the planes
+            // the width reads.
+            self.spawn_own();
+            self.memo.done |= Stage::Spawn.bit();
+        } else {
+            self.run(Stage::Spawn);
+        }
+        if self.memo.spawn_floor && !self.memo.comp_kept {
+            // Measured in lanes, the spawn's stage did not load the cave's planes.
+            self.run(Stage::Plane);
+        }
+        let w = if !self.memo.spawn_floor {
+            0
+        } else {
+            let lay = self.memo.lay;
+            let m = &mut *self.m;
+            if self.memo.comp_kept {
+                m.width.run(&lay, &m.flood.f, &m.comp)
+            } else {
+                if !self.memo.claims_spawn {
+                    // The claims hold every component (labelled) or none (the spawn's
+                    // component was measured in lanes): flood the spawn's alone.
+                    let (sy, sx) = self.cfg.spawn;
+                    m.flood.clear_claims();
+                    m.flood.flood_from(sy, sx, conn);
+                    self.memo.claims_spawn = true;
                 }
-                let mut count = spawn_floor as u32;
-                let mut largest = self.memo.spawn_size;
-                let mut cursor = (0, 0);
-                while let Some((y, x)) = self.m.flood.next_unclaimed(&mut cursor) {
-                    let n = self.m.flood.flood_from(y, x, conn).size;
-                    count += 1;
-                    largest = largest.max(n);
-                    self.memo.claims_spawn = false;
-                }
-                self.set(Components, count as f64);
-                self.set(LargestFraction, self.frac(largest as u64));
+                m.width.run(&lay, &m.flood.f, &m.flood.s)
             }
-            Stage::Width
-                if self.batch.is_some()
-                    && if self.done(Stage::Spawn) {
-                        self.memo.lane_spawn
-                    } else {
-                        self.m.batch.dense()
-                    } =>
-            {
-                // The spawn's component is (or, in a dense batch, is best) measured in lanes:
-                // the width reads it from there, without this cave's own planes or flood.
-                self.run(Stage::Spawn);
-                let w = if !self.memo.spawn_floor {
-                    0
-                } else {
-                    let b = self.batch.as_mut().expect("checked");
-                    let cfg = self.cfg;
-                    let m = &mut *self.m;
-                    let (f, c) = m.width.planes_mut();
-                    m.batch
-                        .width_planes(b.lanes, b.k, cfg.spawn, cfg.exit, conn, f, c);
-                    m.width
-                        .run_loaded(self.g.shape().rows(), self.g.shape().cols())
-                };
-                self.set(MinWidth, w as f64);
-            }
-            Stage::Width => {
-                if self.batch.is_some() && !self.done(Stage::Spawn) {
-                    // In a batch, the first cave asking for the spawn's component floods every
-                    // lane (~3.8 us for 8 caves on AVX-512), and the width then needs this
-                    // cave's planes anyway: a cave that asks for its width first (a search's
-                    // few survivors of a popcount) floods only itself (~1.4 us), on the planes
-                    // the width reads.
-                    self.spawn_own();
-                    self.memo.done |= Stage::Spawn.bit();
-                } else {
-                    self.run(Stage::Spawn);
-                }
-                if self.memo.spawn_floor && !self.memo.comp_kept {
-                    // Measured in lanes, the spawn's stage did not load the cave's planes.
-                    self.run(Stage::Plane);
-                }
-                let w = if !self.memo.spawn_floor {
-                    0
-                } else {
-                    let lay = self.memo.lay;
-                    let m = &mut *self.m;
-                    if self.memo.comp_kept {
-                        m.width.run(&lay, &m.flood.f, &m.comp)
-                    } else {
-                        if !self.memo.claims_spawn {
-                            // The claims hold every component (labelled) or none (the spawn's
-                            // component was measured in lanes): flood the spawn's alone.
-                            let (sy, sx) = self.cfg.spawn;
-                            m.flood.clear_claims();
-                            m.flood.flood_from(sy, sx, conn);
-                            self.memo.claims_spawn = true;
-                        }
-                        m.width.run(&lay, &m.flood.f, &m.flood.s)
-                    }
-                };
-                self.set(MinWidth, w as f64);
-            }
-            Stage::Path | Stage::Depth => {
-                self.run(Stage::Plane);
-                let full = stage == Stage::Depth;
-                // Known unreachable (the spawn's flood did not claim the exit): no BFS.
-                let exit = self
-                    .memo
-                    .exit
-                    .filter(|_| !self.done(Stage::Spawn) || self.memo.exit_in_spawn);
-                if !self.memo.spawn_floor || (!full && exit.is_none()) {
-                    return;
-                }
-                let r = self.m.bfs.run(
-                    self.m.flood.simd,
-                    &self.memo.lay,
-                    &self.m.flood.f,
-                    conn,
-                    self.cfg.spawn,
-                    exit,
-                    full,
-                );
-                if let Some(p) = r.path {
-                    self.set(PathLength, p as f64);
-                }
-                if full {
-                    self.set(ReachDepth, r.depth as f64);
-                    // A full BFS settles the path too.
-                    self.memo.done |= Stage::Path.bit();
-                }
-            }
+        };
+        self.set(MinWidth, w as f64);
+    }
+
+    /// The BFS from the spawn: the path to the exit, and with `full` the reach depth.
+    fn distances(&mut self, full: bool) {
+        use Metric::*;
+        let conn = self.cfg.connectivity;
+        self.run(Stage::Plane);
+        // Known unreachable (the spawn's flood did not claim the exit): no BFS.
+        let exit = self
+            .memo
+            .exit
+            .filter(|_| !self.done(Stage::Spawn) || self.memo.exit_in_spawn);
+        if !self.memo.spawn_floor || (!full && exit.is_none()) {
+            return;
+        }
+        let r = self.m.bfs.run(
+            self.m.flood.simd,
+            &self.memo.lay,
+            &self.m.flood.f,
+            conn,
+            self.cfg.spawn,
+            exit,
+            full,
+        );
+        if let Some(p) = r.path {
+            self.set(PathLength, p as f64);
+        }
+        if full {
+            self.set(ReachDepth, r.depth as f64);
+            // A full BFS settles the path too.
+            self.memo.done |= Stage::Path.bit();
         }
     }
 }

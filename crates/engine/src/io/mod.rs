@@ -130,21 +130,44 @@ pub fn replaces_nothing(path: &Path, bytes: &[u8]) -> io::Result<bool> {
     Ok(old == bytes)
 }
 
+/// Why [`check_no_replace`] refused: a file holds other bytes, or cannot be read to tell.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplaceError {
+    /// The file exists with other contents (the caller's force replaces it).
+    #[error("{} exists and holds something else", .0.display())]
+    Holds(PathBuf),
+    /// The file could not be read to compare it.
+    #[error("cannot read {}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+}
+
+impl ReplaceError {
+    /// What the caller can do: force the replacement of a file that holds something else.
+    pub fn remedy(&self) -> Option<crate::error::Remedy> {
+        matches!(self, ReplaceError::Holds(_)).then_some(crate::error::Remedy::Force)
+    }
+}
+
 /// Check every `(path, bytes)` with [`replaces_nothing`] before any is written, so a refusal
 /// leaves all of them as they were. The error names the first file that would be replaced.
 pub fn check_no_replace<'a>(
     files: impl IntoIterator<Item = (&'a Path, &'a [u8])>,
-) -> Result<(), String> {
+) -> Result<(), ReplaceError> {
     for (path, bytes) in files {
         match replaces_nothing(path, bytes) {
             Ok(true) => {}
-            Ok(false) => {
-                return Err(format!(
-                    "{} exists and holds something else: pass --force to replace it",
-                    path.display()
-                ));
+            Ok(false) => return Err(ReplaceError::Holds(path.to_path_buf())),
+            Err(source) => {
+                return Err(ReplaceError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                });
             }
-            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
         }
     }
     Ok(())
@@ -209,7 +232,19 @@ mod tests {
         let q = dir.join("b.txt");
         let files: [(&Path, &[u8]); 2] = [(&q, b"new"), (&p, b"other")];
         let err = check_no_replace(files).unwrap_err();
-        assert!(err.contains("a.txt") && err.contains("--force"), "{err}");
+        let words = crate::error::Words {
+            another_out: "another --out",
+            force: "--force",
+        };
+        let line = crate::error::line(&err, &words);
+        assert!(
+            matches!(&err, ReplaceError::Holds(p) if p.ends_with("a.txt")),
+            "{err}"
+        );
+        assert!(
+            line.ends_with("holds something else; pass --force to replace it"),
+            "{line}"
+        );
         assert_eq!(fs::read(&p).unwrap(), b"one");
         fs::remove_dir_all(&dir).unwrap();
     }
