@@ -547,9 +547,14 @@ impl Flood {
     #[inline(always)]
     pub(crate) fn load_on<I: Isa>(&mut self, g: &Grid) {
         let lay = Layout::new(g.rows(), g.cols());
+        // The planes are reused as they are only for the same layout: the floor plane's writer
+        // rewrites every row's words but not the guard rows and words, which must stay zero. A
+        // layout of the same length but another shape has its guards where the last grid had
+        // cells, so it starts from zeroed planes.
+        let same = self.lay == lay && self.f.len() == lay.len() && self.s.len() == lay.len();
         self.lay = lay;
-        for v in [&mut self.f, &mut self.s] {
-            if v.len() != lay.len() {
+        if !same {
+            for v in [&mut self.f, &mut self.s] {
                 v.clear();
                 v.resize(lay.len(), 0);
             }

@@ -228,23 +228,11 @@ impl Bfs {
         full: bool,
     ) -> BfsResult {
         assert!(f.len() == lay.len());
-        // The floor not yet reached: a cell is taken by clearing its bit.
+        // The floor not yet reached: a cell is taken by clearing its bit. The guard rows and words
+        // of `f` are zero (WALL), so a neighbour index needs no bounds check against the grid.
         let u = &mut self.a;
         u.clear();
         u.extend_from_slice(f);
-        // Only the grid's own cells may be floor here: a neighbour index is never bounds-checked
-        // against the grid, so the guard rows, the guard words and the padding past the last
-        // word must be WALL. The flood's planes do not promise that for the guards (the band
-        // BFS never reads them from `f`), so they are cleared here: O(rows).
-        let (stride, wpr) = (lay.stride, lay.wpr);
-        u[..stride].fill(0);
-        u[(lay.rows + 1) * stride..].fill(0);
-        for y in 0..lay.rows {
-            let o = lay.off(y as isize);
-            u[o - 1] = 0;
-            u[o + wpr - 1] &= lay.last_mask();
-            u[o + wpr..o - 1 + stride].fill(0);
-        }
         let cell = |(y, x): (usize, usize)| (lay.off(y as isize) * 64 + x) as u32;
         let start = cell(spawn);
         u[start as usize >> 6] &= !(1 << (start & 63));
