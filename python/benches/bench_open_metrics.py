@@ -4,8 +4,8 @@
 Issue #42 asks that the distance metrics cost O(cells) however open the map is: on an
 all-floor side x side grid, ``reach_depth``, ``path_length`` and ``min_width`` within 10x of
 ``components`` on it. The band BFS that serves 90x140 caves cost side^3 / 32 word operations
-there (4.8 s at 8192); wide grids now run it cell by cell (crates/core/src/measure/metrics.rs,
-``Bfs::run_cells``). Each figure is the median of ``--repeats`` calls of ``cavesweep.measure``
+there (4.8 s at 8192); grids wider than 256 cells now run it by 64x64 tiles that each keep
+the rows still to compute (crates/core/src/measure/bfs.rs, ``Bfs::run_tiles``). Each figure is the median of ``--repeats`` calls of ``cavesweep.measure``
 with one metric, in this process, spawn at (0, 0) and exit at the far corner; the ratio to
 ``components`` of the same side is printed beside it. A classic-4-5 cave of the largest side
 is measured too, for scale (a cave's BFS reaches only its spawn's region).

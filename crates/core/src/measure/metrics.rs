@@ -1,14 +1,8 @@
-//! The per-cave metrics that are not plain component counts: boundary length, bit-parallel BFS
-//! distances (path length and reach depth) and minimum width by erosion and dilation.
+//! The per-cave metrics that are neither component counts nor distances: boundary length and
+//! minimum width by erosion and dilation (the BFS distances are in [`super::bfs`]).
 //!
-//! All work on the planes of [`super::components`] (FLOOR = 1, zero guards). The BFS is the
-//! expensive part, so it advances the whole frontier one distance step per sweep (a dilation of
-//! the visited plane within FLOOR, double-buffered so the step is synchronous), computes only the
-//! band of rows between the first and last rows that changed in the previous step (plus one on
-//! each side), and for rows of at most 256 cells does each row as one 4-word vector (a handful of
-//! AVX2 or AVX-512 instructions in those clones, see [`crate::simd`]).
+//! Both work on the planes of [`super::components`] (FLOOR = 1, zero guards).
 
-use super::Connectivity;
 use super::components::Layout;
 use crate::simd::{Lane, Simd};
 
@@ -51,314 +45,14 @@ fn boundary_in<V: Lane>(lay: &Layout, f: &[u64]) -> u64 {
     n.sum()
 }
 
-/// Scratch for [`Bfs::run`]: two visited planes (the step is synchronous: double buffered),
-/// and for wide grids the frontier's cells, this step's and the next's.
-#[derive(Debug, Default, Clone)]
-pub(crate) struct Bfs {
-    a: Vec<u64>,
-    b: Vec<u64>,
-    cur: Vec<u32>,
-    next: Vec<u32>,
-}
-
-/// Grids wider than this many words a row (256 cells) run the BFS cell by cell
-/// ([`Bfs::run_cells`]) instead of by bands of whole rows. A band step costs `band rows x row
-/// words`: on a 90x140 cave that is a vector a row and the fastest there is, but on an open
-/// 8192x8192 map the band holds thousands of rows of 128 words while the frontier (a diamond's
-/// rim) is two cells a row, and the whole BFS cost `side^3 / 32` word operations (4.8 s). Cell
-/// by cell it costs a few operations per reachable cell: O(cells) on any map. (A word-sparse
-/// step was tried first: a word on a horizontally moving frontier changes on each of its 64
-/// steps, so it was no faster.)
-const CELLS_WPR: usize = 4;
-
-/// What a BFS found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct BfsResult {
-    /// Steps from the spawn to the exit, if reached.
-    pub path: Option<u32>,
-    /// Largest distance to any reachable cell; only meaningful when the BFS ran to completion.
-    pub depth: u32,
-}
-
-impl Bfs {
-    /// BFS from FLOOR cell `spawn` over the floor plane `f`: one step dilates the whole visited
-    /// set by one cell (within FLOOR). Stops once the exit is reached unless `full`; `exit` must
-    /// be inside the grid if given.
-    ///
-    /// Only the band of rows next to rows that changed in the previous step can change, so only
-    /// it is computed. The buffer written holds the state of two steps ago; outside the band
-    /// that equals the current state (those rows did not change last step), so it stays valid.
-    #[allow(clippy::too_many_arguments)]
-    pub fn run(
-        &mut self,
-        simd: Simd,
-        lay: &Layout,
-        f: &[u64],
-        conn: Connectivity,
-        spawn: (usize, usize),
-        exit: Option<(usize, usize)>,
-        full: bool,
-    ) -> BfsResult {
-        // Cells are numbered in u32 (half the frontier's memory traffic): planes of up to 2**26
-        // words, grids of up to about 4 billion cells.
-        if lay.wpr > CELLS_WPR && lay.len() < 1 << 26 {
-            self.run_cells(lay, f, conn, spawn, exit, full)
-        } else {
-            self.run_band(simd, lay, f, conn, spawn, exit, full)
-        }
-    }
-
-    /// [`Bfs::run`] by bands of whole rows, a vector at a time.
-    #[allow(clippy::too_many_arguments)]
-    fn run_band(
-        &mut self,
-        simd: Simd,
-        lay: &Layout,
-        f: &[u64],
-        conn: Connectivity,
-        spawn: (usize, usize),
-        exit: Option<(usize, usize)>,
-        full: bool,
-    ) -> BfsResult {
-        crate::simd_run!(simd, <I> (
-            bfs: &'a mut Bfs = self,
-            lay: &'a Layout = lay,
-            f: &'a [u64] = f,
-            conn: Connectivity = conn,
-            spawn: (usize, usize) = spawn,
-            exit: Option<(usize, usize)> = exit,
-            full: bool = full,
-        ) -> BfsResult {
-            match conn {
-                Connectivity::Four => bfs.run_in::<I::Row, false>(lay, f, spawn, exit, full),
-                Connectivity::Eight => bfs.run_in::<I::Row, true>(lay, f, spawn, exit, full),
-            }
-        })
-    }
-
-    #[inline(always)]
-    fn run_in<V: Lane, const EIGHT: bool>(
-        &mut self,
-        lay: &Layout,
-        f: &[u64],
-        spawn: (usize, usize),
-        exit: Option<(usize, usize)>,
-        full: bool,
-    ) -> BfsResult {
-        let rows = lay.rows;
-        for p in [&mut self.a, &mut self.b] {
-            p.clear();
-            p.resize(lay.len(), 0);
-        }
-        let (sy, sx) = spawn;
-        let si = lay.off(sy as isize) + sx / 64;
-        self.a[si] |= 1u64 << (sx % 64);
-        self.b[si] |= 1u64 << (sx % 64);
-        let exit_at = exit.map(|(ey, ex)| (ey, lay.off(ey as isize) + ex / 64, 1u64 << (ex % 64)));
-        let mut path = (exit == Some(spawn)).then_some(0);
-        if path.is_some() && !full {
-            return BfsResult { path, depth: 0 };
-        }
-        let (mut lo, mut hi) = (sy.saturating_sub(1), (sy + 1).min(rows - 1));
-        let (mut src, mut dst) = (&mut self.a, &mut self.b);
-        let mut step = 0u32;
-        loop {
-            step += 1;
-            let (clo, chi) = band_step::<V, EIGHT>(src, dst, f, lay, lo, hi);
-            if clo == usize::MAX {
-                return BfsResult {
-                    path,
-                    depth: step - 1,
-                };
-            }
-            if let Some((ey, ei, eb)) = exit_at
-                && path.is_none()
-                && (clo..=chi).contains(&ey)
-                && dst[ei] & eb != 0
-            {
-                path = Some(step);
-                if !full {
-                    return BfsResult { path, depth: step };
-                }
-            }
-            std::mem::swap(&mut src, &mut dst);
-            lo = clo.saturating_sub(1);
-            hi = (chi + 1).min(rows - 1);
-        }
-    }
-}
-
-impl Bfs {
-    /// [`Bfs::run`] for wide grids, cell by cell: the frontier is a list of cells, each step
-    /// visits its cells' neighbours once (a bit test and set in the visited plane), so the
-    /// whole BFS costs a few operations per reachable cell however open the map is.
-    /// Cells are numbered by bit position in the plane (`word * 64 + bit`), so a neighbour is
-    /// an index plus a constant (the guard words and rows are WALL: no bounds checks).
-    fn run_cells(
-        &mut self,
-        lay: &Layout,
-        f: &[u64],
-        conn: Connectivity,
-        spawn: (usize, usize),
-        exit: Option<(usize, usize)>,
-        full: bool,
-    ) -> BfsResult {
-        let s = lay.stride as i32 * 64;
-        match conn {
-            Connectivity::Four => self.cells_in(lay, f, &[-1, 1, -s, s], spawn, exit, full),
-            Connectivity::Eight => self.cells_in(
-                lay,
-                f,
-                &[-s - 1, -s, -s + 1, -1, 1, s - 1, s, s + 1],
-                spawn,
-                exit,
-                full,
-            ),
-        }
-    }
-
-    #[inline(always)]
-    fn cells_in<const K: usize>(
-        &mut self,
-        lay: &Layout,
-        f: &[u64],
-        steps: &[i32; K],
-        spawn: (usize, usize),
-        exit: Option<(usize, usize)>,
-        full: bool,
-    ) -> BfsResult {
-        assert!(f.len() == lay.len());
-        // The floor not yet reached: a cell is taken by clearing its bit. The guard rows and words
-        // of `f` are zero (WALL), so a neighbour index needs no bounds check against the grid.
-        let u = &mut self.a;
-        u.clear();
-        u.extend_from_slice(f);
-        let cell = |(y, x): (usize, usize)| (lay.off(y as isize) * 64 + x) as u32;
-        let start = cell(spawn);
-        u[start as usize >> 6] &= !(1 << (start & 63));
-        let mut path = (exit == Some(spawn)).then_some(0);
-        if path.is_some() && !full {
-            return BfsResult { path, depth: 0 };
-        }
-        let exit = exit.map(cell);
-        let (cur, next) = (&mut self.cur, &mut self.next);
-        cur.clear();
-        cur.push(start);
-        let mut step = 0u32;
-        loop {
-            step += 1;
-            // Branch-free: every neighbour is written, the count moves on only for new cells
-            // (whether a neighbour is new is a coin toss on an open map: a branch mispredicts).
-            next.clear();
-            next.reserve(cur.len() * K);
-            let spare = next.spare_capacity_mut();
-            let mut n = 0;
-            for &i in cur.iter() {
-                for &d in steps {
-                    let j = i.wrapping_add_signed(d);
-                    let (w, b) = (j as usize >> 6, 1u64 << (j & 63));
-                    // Guard words and rows are WALL in `f`: j never leaves the plane.
-                    let new = u[w] & b;
-                    u[w] &= !b;
-                    spare[n].write(j);
-                    n += (new != 0) as usize;
-                }
-            }
-            // SAFETY: the first n slots of the spare capacity were written just above (n counts
-            // the slots kept, each written before n moved past it).
-            unsafe { next.set_len(n) };
-            if next.is_empty() {
-                return BfsResult {
-                    path,
-                    depth: step - 1,
-                };
-            }
-            if let Some(e) = exit
-                && path.is_none()
-                && (f[e as usize >> 6] & !u[e as usize >> 6]) & (1 << (e & 63)) != 0
-            {
-                path = Some(step);
-                if !full {
-                    return BfsResult { path, depth: step };
-                }
-            }
-            std::mem::swap(cur, next);
-        }
-    }
-}
-
-/// One BFS step over rows `lo..=hi`, a vector of words at a time: every cell of `dst`
-/// becomes `src` dilated by one step (4 or 8 neighbours) within FLOOR. Returns the first and
-/// last changed rows (`usize::MAX, 0` if none changed).
-#[inline(always)]
-fn band_step<V: Lane, const EIGHT: bool>(
-    src: &[u64],
-    dst: &mut [u64],
-    f: &[u64],
-    lay: &Layout,
-    lo: usize,
-    hi: usize,
-) -> (usize, usize) {
-    let (w4, stride) = (lay.w4, lay.stride);
-    assert!(src.len() == lay.len() && dst.len() == lay.len() && f.len() == lay.len());
-    assert!(hi < lay.rows);
-    let (s, d, fp) = (src.as_ptr(), dst.as_mut_ptr(), f.as_ptr());
-    let (mut clo, mut chi) = (usize::MAX, 0usize);
-    // Half-open range: cheaper loop control than `lo..=hi`.
-    for y in lo..hi + 1 {
-        let o = lay.off(y as isize);
-        let mut diff = V::ZERO;
-        for c in (0..w4).step_by(V::N) {
-            let p = o + c;
-            // SAFETY: rows lo - 1 ..= hi + 1 (guard rows included) and the guard words beside
-            // each chunk (rows are padded to 4 words, a multiple of N) lie inside planes of
-            // `lay.len()` words, as asserted above.
-            let (cur, n) = unsafe {
-                let cur = V::read(s.add(p));
-                let n = if EIGHT {
-                    // The OR of the rows above, here and below, then dilated sideways.
-                    let (l, x, r) = (
-                        col3::<V>(s, p - 1, stride),
-                        col3::<V>(s, p, stride),
-                        col3::<V>(s, p + 1, stride),
-                    );
-                    x | x.shl(1) | x.shr(1) | l.shr(63) | r.shl(63)
-                } else {
-                    let (l, r) = (V::read(s.add(p - 1)), V::read(s.add(p + 1)));
-                    let v = V::read(s.add(p - stride)) | V::read(s.add(p + stride));
-                    cur | cur.shl(1) | cur.shr(1) | l.shr(63) | r.shl(63) | v
-                };
-                (cur, n & V::read(fp.add(p)))
-            };
-            // n contains cur: the row changed unless (n & !cur) == 0.
-            diff |= n & !cur;
-            // SAFETY: as above.
-            unsafe { n.write(d.add(p)) };
-        }
-        if diff.any() {
-            clo = clo.min(y);
-            chi = y;
-        }
-    }
-    (clo, chi)
-}
-
-/// The OR of the chunks at `q` in the rows above, here and below.
-///
-/// # Safety
-/// The three chunks must be readable.
-#[inline(always)]
-unsafe fn col3<V: Lane>(s: *const u64, q: usize, stride: usize) -> V {
-    // SAFETY: the caller's guarantee.
-    unsafe { V::read(s.add(q - stride)) | V::read(s.add(q)) | V::read(s.add(q + stride)) }
-}
-
 /// Scratch for [`MinWidth::run`]: compact planes (`rows * wpr` words, no guards).
 #[derive(Debug, Default, Clone)]
 pub(crate) struct MinWidth {
     f: Vec<u64>,
     c: Vec<u64>,
     a: Vec<u64>,
+    /// The floor eroded by the last power-of-two square of the galloping search.
+    e: Vec<u64>,
 }
 
 /// In place, `p(x) = p(x) & p(x + s)` (`AND`) or `p(x) | p(x + s)` along each row of `wpr`
@@ -476,11 +170,22 @@ impl MinWidth {
         let max = rows.min(cols) as u32;
         let (mut lo, mut hi) = (1u32, max + 1);
         let mut probe = 2u32;
+        // The galloping probes are powers of two: the floor eroded by a 2m-square is the one
+        // eroded by an m-square, eroded once more by m (two passes a probe instead of
+        // 2 log2(probe); an open 8192x8192 map probes up to 8192).
+        self.e.clone_from(&self.f);
+        let mut eroded = 1u32;
         while probe <= max {
             let holds = if probe == 2 {
                 self.holds2(rows, w)
             } else {
-                self.holds(probe, w)
+                while eroded < probe {
+                    shift_cols::<true>(&mut self.e, w, eroded as isize);
+                    shift_rows::<true>(&mut self.e, w, eroded as isize);
+                    eroded *= 2;
+                }
+                self.a.clone_from(&self.e);
+                self.covers(probe, w)
             };
             if holds {
                 lo = probe;
@@ -543,83 +248,34 @@ impl MinWidth {
     /// k is the union of the two power-of-two windows of length m <= k < 2m at its two ends,
     /// and a power-of-two window is built by doubling.
     fn holds(&mut self, k: u32, w: usize) -> bool {
-        let k = k as isize;
-        let m = 1isize << (usize::BITS - 1 - (k as usize).leading_zeros());
-        // The plane becomes the AND / OR over the window [x, x + dir * k) of each cell: the
-        // shifts by 1, 2, 4, ... < m, then by k - m.
-        let shifts = |dir: isize| {
-            let doubling = std::iter::successors(Some(1isize), |&l| Some(l * 2))
-                .take_while(move |&l| l < m)
-                .map(move |l| dir * l);
-            doubling.chain((k > m).then_some(dir * (k - m)))
-        };
         let a = &mut self.a;
         a.clone_from(&self.f);
-        shifts(1).for_each(|s| shift_cols::<true>(a, w, s));
-        shifts(1).for_each(|s| shift_rows::<true>(a, w, s));
+        window_shifts(k, 1).for_each(|s| shift_cols::<true>(a, w, s));
+        window_shifts(k, 1).for_each(|s| shift_rows::<true>(a, w, s));
+        self.covers(k, w)
+    }
+
+    /// With `self.a` = `E` (the floor eroded by a `k x k` square, as in [`MinWidth::holds`]):
+    /// whether the squares cover every component cell.
+    fn covers(&mut self, k: u32, w: usize) -> bool {
+        let a = &mut self.a;
         if a.iter().all(|&x| x == 0) {
             return false;
         }
-        shifts(-1).for_each(|s| shift_cols::<false>(a, w, s));
-        shifts(-1).for_each(|s| shift_rows::<false>(a, w, s));
+        window_shifts(k, -1).for_each(|s| shift_cols::<false>(a, w, s));
+        window_shifts(k, -1).for_each(|s| shift_rows::<false>(a, w, s));
         self.c.iter().zip(a.iter()).all(|(&c, &d)| c & !d == 0)
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::oracle::ByteGrid;
-    use proptest::prelude::*;
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(200))]
-        /// The cell-by-cell and the band BFS give the oracle's distances on grids of any width
-        /// (cell by cell is used only past 256 columns; here both run on every grid).
-        #[test]
-        fn sparse_and_band_bfs_match_the_oracle(rows in 1usize..40, cols in 1usize..700,
-                density in 0usize..5, seed: u64, eight: bool, full: bool, with_exit: bool) {
-            let lay = Layout::new(rows, cols);
-            let mut f = vec![0u64; lay.len()];
-            let mut bg = ByteGrid::new(rows, cols);
-            let mut x = seed | 1;
-            let mut next = || {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x
-            };
-            let wall_per_256 = [0u64, 8, 60, 110, 150][density];
-            for y in 0..rows {
-                for c in 0..cols {
-                    let floor = next() % 256 >= wall_per_256;
-                    bg.cells[y * cols + c] = (!floor) as u8;
-                    if floor {
-                        f[lay.off(y as isize) + c / 64] |= 1 << (c % 64);
-                    }
-                }
-            }
-            let spawn = ((next() % rows as u64) as usize, (next() % cols as u64) as usize);
-            bg.cells[spawn.0 * cols + spawn.1] = 0;
-            f[lay.off(spawn.0 as isize) + spawn.1 / 64] |= 1 << (spawn.1 % 64);
-            let exit = with_exit
-                .then(|| ((next() % rows as u64) as usize, (next() % cols as u64) as usize));
-            let conn = if eight { Connectivity::Eight } else { Connectivity::Four };
-            let d = crate::measure::oracle::distances(&bg, spawn, conn);
-            let depth = d.iter().filter(|&&v| v != u32::MAX).max().copied().unwrap_or(0);
-            let path = exit.and_then(|(ey, ex)| Some(d[ey * cols + ex]).filter(|&v| v != u32::MAX));
-            let mut bfs = Bfs::default();
-            for sparse in [false, true] {
-                let r = if sparse {
-                    bfs.run_cells(&lay, &f, conn, spawn, exit, full)
-                } else {
-                    bfs.run_band(Simd::active(), &lay, &f, conn, spawn, exit, full)
-                };
-                prop_assert_eq!(r.path, path, "sparse {}", sparse);
-                if full || path.is_none() {
-                    prop_assert_eq!(r.depth, depth, "sparse {}", sparse);
-                }
-            }
-        }
-    }
+/// The shifts that turn a plane into the AND / OR over the window `[x, x + dir * k)` of each
+/// cell: by 1, 2, 4, ... < m (doubling the window), then by `k - m`, where m is the largest
+/// power of two <= k (two overlapping power-of-two windows make any length).
+fn window_shifts(k: u32, dir: isize) -> impl Iterator<Item = isize> {
+    let k = k as isize;
+    let m = 1isize << (usize::BITS - 1 - (k as usize).leading_zeros());
+    let doubling = std::iter::successors(Some(1isize), |&l| Some(l * 2))
+        .take_while(move |&l| l < m)
+        .map(move |l| dir * l);
+    doubling.chain((k > m).then_some(dir * (k - m)))
 }

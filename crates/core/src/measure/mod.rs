@@ -19,6 +19,7 @@ use std::str::FromStr;
 
 use crate::grid::Grid;
 
+mod bfs;
 mod components;
 mod lanes;
 mod lazy;
@@ -30,9 +31,10 @@ pub use components::Components;
 pub use lazy::{Lazy, Stage};
 pub use post::PostStep;
 
+use bfs::Bfs;
 use components::Flood;
 use lazy::Memo;
-use metrics::{Bfs, MinWidth};
+use metrics::MinWidth;
 
 /// Why a measurement setting could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
