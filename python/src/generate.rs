@@ -47,21 +47,23 @@ fn generate<'py>(
     trajectory: bool,
     overrides: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let seed = args::seed(seed, "seed")?;
-    let r = recipe::resolve(recipe, overrides)?;
-    LAST.with_borrow_mut(|slot| {
-        if slot.as_ref().is_none_or(|g| g.recipe() != &*r) {
-            *slot = Some(Generator::new(&r, MetricSet::EMPTY).map_err(value_error)?);
-        }
-        let generator = slot.as_mut().expect("just set");
-        let cave = generator.run(seed).map_err(value_error)?;
-        let grid = arrays::to_array(py, cave.grid);
-        if trajectory {
-            let t = PyArray1::from_slice(py, cave.trajectory);
-            Ok((grid, t).into_pyobject(py)?.into_any())
-        } else {
-            Ok(grid.into_any())
-        }
+    crate::guarded(|| {
+        let seed = args::seed(seed, "seed")?;
+        let r = recipe::resolve(recipe, overrides)?;
+        LAST.with_borrow_mut(|slot| {
+            if slot.as_ref().is_none_or(|g| g.recipe() != &*r) {
+                *slot = Some(Generator::new(&r, MetricSet::EMPTY).map_err(value_error)?);
+            }
+            let generator = slot.as_mut().expect("just set");
+            let cave = generator.run(seed).map_err(value_error)?;
+            let grid = arrays::to_array(py, cave.grid);
+            if trajectory {
+                let t = PyArray1::from_slice(py, cave.trajectory);
+                Ok((grid, t).into_pyobject(py)?.into_any())
+            } else {
+                Ok(grid.into_any())
+            }
+        })
     })
 }
 
@@ -174,45 +176,47 @@ fn generate_many<'py>(
     out: Option<&Bound<'py, PyAny>>,
     overrides: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let r = recipe::resolve(recipe, overrides)?;
-    r.validate().map_err(value_error)?;
-    let seeds = args::seed_set(py, seeds, "seeds")?;
-    let n = seeds.len() as usize;
-    let pool = match threads.filter(|t| !t.is_none()) {
-        Some(t) => Some(cavesweep::fanout::pool(args::threads(Some(t))?).map_err(value_error)?),
-        None => None,
-    };
-    let tl = if trajectory { r.trajectory_len() } else { 0 };
-    let shape = [n, r.rows, r.cols];
-    let grids = match out {
-        Some(o) => out_array(o, shape)?,
-        None => {
-            afford(n, r.rows * r.cols, tl)?;
-            arrays::empty::<u8, numpy::Ix3>(py, &shape)?
+    crate::guarded(|| {
+        let r = recipe::resolve(recipe, overrides)?;
+        r.validate().map_err(value_error)?;
+        let seeds = args::seed_set(py, seeds, "seeds")?;
+        let n = seeds.len() as usize;
+        let pool = match threads.filter(|t| !t.is_none()) {
+            Some(t) => Some(cavesweep::fanout::pool(args::threads(Some(t))?).map_err(value_error)?),
+            None => None,
+        };
+        let tl = if trajectory { r.trajectory_len() } else { 0 };
+        let shape = [n, r.rows, r.cols];
+        let grids = match out {
+            Some(o) => out_array(o, shape)?,
+            None => {
+                afford(n, r.rows * r.cols, tl)?;
+                arrays::empty::<u8, numpy::Ix3>(py, &shape)?
+            }
+        };
+        let mut written = grids.try_readwrite().map_err(value_error)?;
+        let out_cells = written.as_slice_mut().map_err(value_error)?;
+        let trajs = arrays::empty::<f64, numpy::Ix2>(py, &[n, tl])?;
+        let mut traj_w = trajs.try_readwrite().map_err(value_error)?;
+        let traj = traj_w.as_slice_mut().map_err(value_error)?;
+        let stop = AtomicBool::new(false);
+        let error = Mutex::new(None);
+        let work = || match &pool {
+            Some(p) => p.install(|| fill_many(&r, &seeds, out_cells, traj, &stop, &error)),
+            None => fill_many(&r, &seeds, out_cells, traj, &stop, &error),
+        };
+        interrupt::run(py, &stop, work, |_| Ok(()))?;
+        if let Some(e) = error.into_inner().unwrap() {
+            return Err(value_msg(e));
         }
-    };
-    let mut written = grids.try_readwrite().map_err(value_error)?;
-    let out_cells = written.as_slice_mut().map_err(value_error)?;
-    let trajs = arrays::empty::<f64, numpy::Ix2>(py, &[n, tl])?;
-    let mut traj_w = trajs.try_readwrite().map_err(value_error)?;
-    let traj = traj_w.as_slice_mut().map_err(value_error)?;
-    let stop = AtomicBool::new(false);
-    let error = Mutex::new(None);
-    let work = || match &pool {
-        Some(p) => p.install(|| fill_many(&r, &seeds, out_cells, traj, &stop, &error)),
-        None => fill_many(&r, &seeds, out_cells, traj, &stop, &error),
-    };
-    interrupt::run(py, &stop, work, |_| Ok(()))?;
-    if let Some(e) = error.into_inner().unwrap() {
-        return Err(value_msg(e));
-    }
-    drop((written, traj_w));
-    let grids = out.cloned().unwrap_or_else(|| grids.into_any());
-    if trajectory {
-        Ok((grids, trajs).into_pyobject(py)?.into_any())
-    } else {
-        Ok(grids)
-    }
+        drop((written, traj_w));
+        let grids = out.cloned().unwrap_or_else(|| grids.into_any());
+        if trajectory {
+            Ok((grids, trajs).into_pyobject(py)?.into_any())
+        } else {
+            Ok(grids)
+        }
+    })
 }
 
 /// Refuse, as a `MemoryError` naming the size, arrays for `n` caves of `cells` cells (and `tl`
@@ -261,15 +265,17 @@ fn out_array<'py>(o: &Bound<'py, PyAny>, shape: [usize; 3]) -> PyResult<Bound<'p
 /// generator, no array), for python/benches: the yardstick of `generate`'s overhead.
 #[pyfunction]
 fn _time_pipeline(py: Python<'_>, recipe: &Bound<'_, PyAny>, start: u64, n: u64) -> PyResult<f64> {
-    let r = recipe::resolve(recipe, None)?;
-    let mut g = Generator::new(&r, MetricSet::EMPTY).map_err(value_error)?;
-    py.detach(|| {
-        let t = std::time::Instant::now();
-        for s in start..start + n {
-            let cave = g.run(s).map_err(value_error)?;
-            std::hint::black_box(cave.grid);
-        }
-        Ok(t.elapsed().as_secs_f64())
+    crate::guarded(|| {
+        let r = recipe::resolve(recipe, None)?;
+        let mut g = Generator::new(&r, MetricSet::EMPTY).map_err(value_error)?;
+        py.detach(|| {
+            let t = std::time::Instant::now();
+            for s in start..start + n {
+                let cave = g.run(s).map_err(value_error)?;
+                std::hint::black_box(cave.grid);
+            }
+            Ok(t.elapsed().as_secs_f64())
+        })
     })
 }
 
@@ -280,34 +286,36 @@ fn _time_pipeline(py: Python<'_>, recipe: &Bound<'_, PyAny>, start: u64, n: u64)
 /// ceiling of any `generate_many` figure.
 #[pyfunction]
 fn _time_copy_out(py: Python<'_>, out: &Bound<'_, PyAny>, threads: usize) -> PyResult<f64> {
-    let a = out
-        .cast::<PyArray3<u8>>()
-        .map_err(|_| PyValueError::new_err("out must be a uint8 array of shape (n, rows, cols)"))?;
-    let [_, rows, cols] = <[usize; 3]>::try_from(a.shape()).expect("a 3-D array");
-    let mut grid = cavesweep::grid::Grid::new(rows, cols).map_err(value_error)?;
-    grid.fill(true);
-    let simd = cavesweep::simd::Simd::active();
-    let mut w = a.try_readwrite().map_err(value_error)?;
-    let bytes = w.as_slice_mut().map_err(value_error)?;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.max(1))
-        .build()
-        .map_err(value_error)?;
-    let cells = rows * cols;
-    py.detach(|| {
-        let t = std::time::Instant::now();
-        pool.install(|| {
-            bytes
-                .par_chunks_mut((cells * BLOCK).max(1))
-                .for_each(|block| {
-                    let k = block.len() / cells.max(1);
-                    let mut s = Stream::new(simd, block);
-                    for _ in 0..k {
-                        s.push(&grid);
-                    }
-                })
-        });
-        Ok(t.elapsed().as_secs_f64())
+    crate::guarded(|| {
+        let a = out.cast::<PyArray3<u8>>().map_err(|_| {
+            PyValueError::new_err("out must be a uint8 array of shape (n, rows, cols)")
+        })?;
+        let [_, rows, cols] = <[usize; 3]>::try_from(a.shape()).expect("a 3-D array");
+        let mut grid = cavesweep::grid::Grid::new(rows, cols).map_err(value_error)?;
+        grid.fill(true);
+        let simd = cavesweep::simd::Simd::active();
+        let mut w = a.try_readwrite().map_err(value_error)?;
+        let bytes = w.as_slice_mut().map_err(value_error)?;
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads.max(1))
+            .build()
+            .map_err(value_error)?;
+        let cells = rows * cols;
+        py.detach(|| {
+            let t = std::time::Instant::now();
+            pool.install(|| {
+                bytes
+                    .par_chunks_mut((cells * BLOCK).max(1))
+                    .for_each(|block| {
+                        let k = block.len() / cells.max(1);
+                        let mut s = Stream::new(simd, block);
+                        for _ in 0..k {
+                            s.push(&grid);
+                        }
+                    })
+            });
+            Ok(t.elapsed().as_secs_f64())
+        })
     })
 }
 
@@ -323,35 +331,37 @@ fn _time_generate_only(
     n: u64,
     threads: usize,
 ) -> PyResult<f64> {
-    let r = recipe::resolve(recipe, None)?;
-    r.validate().map_err(value_error)?;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.max(1))
-        .build()
-        .map_err(value_error)?;
-    let blocks = n.div_ceil(BLOCK as u64);
-    py.detach(|| {
-        let t = std::time::Instant::now();
-        pool.install(|| {
-            (0..blocks).into_par_iter().try_for_each_init(
-                || {
-                    let mut g = Generator::new(&r, MetricSet::EMPTY).expect("validated recipe");
-                    g.set_grids_read(true);
-                    g
-                },
-                |g, b| {
-                    let a = b * BLOCK as u64;
-                    let end = (a + BLOCK as u64).min(n);
-                    g.generate(a..end, |cave| {
-                        std::hint::black_box(cave.grid());
-                        ControlFlow::Continue(())
-                    })
-                    .map(|_| ())
-                    .map_err(value_error)
-                },
-            )
-        })?;
-        Ok(t.elapsed().as_secs_f64())
+    crate::guarded(|| {
+        let r = recipe::resolve(recipe, None)?;
+        r.validate().map_err(value_error)?;
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads.max(1))
+            .build()
+            .map_err(value_error)?;
+        let blocks = n.div_ceil(BLOCK as u64);
+        py.detach(|| {
+            let t = std::time::Instant::now();
+            pool.install(|| {
+                (0..blocks).into_par_iter().try_for_each_init(
+                    || {
+                        let mut g = Generator::new(&r, MetricSet::EMPTY).expect("validated recipe");
+                        g.set_grids_read(true);
+                        g
+                    },
+                    |g, b| {
+                        let a = b * BLOCK as u64;
+                        let end = (a + BLOCK as u64).min(n);
+                        g.generate(a..end, |cave| {
+                            std::hint::black_box(cave.grid());
+                            ControlFlow::Continue(())
+                        })
+                        .map(|_| ())
+                        .map_err(value_error)
+                    },
+                )
+            })?;
+            Ok(t.elapsed().as_secs_f64())
+        })
     })
 }
 

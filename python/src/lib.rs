@@ -67,6 +67,37 @@ pub(crate) fn panic_error(panic: Box<dyn std::any::Any + Send>) -> PyErr {
     ))
 }
 
+/// Runs an entry point's body with [`panic_error`] as the last resort for a panic on the
+/// calling thread (the worker threads of [`interrupt::run`] are caught where they are joined).
+/// Every `#[pyfunction]` and constructor that does more than read a field runs its body here.
+pub(crate) fn guarded<T>(body: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(body))
+        .unwrap_or_else(|p| Err(panic_error(p)))
+}
+
+/// `_panic(on)`: panics on purpose, on the calling thread (`on="caller"`) or on the worker
+/// thread of a long call (`on="worker"`), so that the tests can show that no `PanicException`
+/// escapes either way. Not part of the API.
+#[pyfunction]
+fn _panic(py: Python<'_>, on: &str) -> PyResult<()> {
+    guarded(|| match on {
+        "caller" => panic!("a panic on purpose, on the calling thread"),
+        "worker" => {
+            let stop = std::sync::atomic::AtomicBool::new(false);
+            interrupt::run(
+                py,
+                &stop,
+                || -> u8 { panic!("a panic on purpose, on a worker thread") },
+                |_| Ok(()),
+            )
+            .map(|_| ())
+        }
+        _ => Err(value_msg(format!(
+            "_panic: on must be 'caller' or 'worker', not {on:?}"
+        ))),
+    })
+}
+
 /// Errors are one line, as the CLI prints them.
 pub(crate) fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -90,5 +121,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     measure::register(m)?;
     sweep::register(m)?;
     search::register(m)?;
+    m.add_function(wrap_pyfunction!(_panic, m)?)?;
     Ok(())
 }

@@ -130,27 +130,29 @@ fn measure<'py>(
     exit: Option<&Bound<'py, PyAny>>,
     connectivity: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let g = arrays::to_grid(grid)?;
-    let all = PyString::new(py, "all").into_any();
-    let four = 4u8.into_pyobject(py)?.into_any();
-    let cfg = config(
-        g.rows(),
-        g.cols(),
-        metrics.unwrap_or(&all),
-        spawn,
-        exit,
-        connectivity.unwrap_or(&four),
-    )?;
-    let mut out = [f64::NAN; Metric::COUNT];
-    // A large map's metrics take long enough (0.5 s for every metric of an open 8192x8192 grid)
-    // to let other Python threads run meanwhile; a cave's take microseconds, less than the
-    // release would cost.
-    if g.rows() * g.cols() >= 1 << 16 {
-        py.detach(|| Measurer::new().measure(&g, &cfg, &mut out));
-    } else {
-        Measurer::new().measure(&g, &cfg, &mut out);
-    }
-    values_dict(py, cfg.metrics, &out)
+    crate::guarded(|| {
+        let g = arrays::to_grid(grid)?;
+        let all = PyString::new(py, "all").into_any();
+        let four = 4u8.into_pyobject(py)?.into_any();
+        let cfg = config(
+            g.rows(),
+            g.cols(),
+            metrics.unwrap_or(&all),
+            spawn,
+            exit,
+            connectivity.unwrap_or(&four),
+        )?;
+        let mut out = [f64::NAN; Metric::COUNT];
+        // A large map's metrics take long enough (0.5 s for every metric of an open 8192x8192 grid)
+        // to let other Python threads run meanwhile; a cave's take microseconds, less than the
+        // release would cost.
+        if g.rows() * g.cols() >= 1 << 16 {
+            py.detach(|| Measurer::new().measure(&g, &cfg, &mut out));
+        } else {
+            Measurer::new().measure(&g, &cfg, &mut out);
+        }
+        values_dict(py, cfg.metrics, &out)
+    })
 }
 
 /// The scalar byte-grid oracle on `cells` (row-major bytes, non-zero = WALL): the reference
@@ -168,17 +170,19 @@ fn _oracle_measure<'py>(
     exit: Option<&Bound<'py, PyAny>>,
     connectivity: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    if cells.len() != rows * cols {
-        return Err(value_msg("cells has the wrong length"));
-    }
-    let cfg = config(rows, cols, metrics, spawn, exit, connectivity)?;
-    let g = ByteGrid {
-        rows,
-        cols,
-        cells: cells.to_vec(),
-    };
-    let v = cavesweep::measure::oracle::measure(&g, &cfg);
-    values_dict(py, cfg.metrics, &v)
+    crate::guarded(|| {
+        if cells.len() != rows * cols {
+            return Err(value_msg("cells has the wrong length"));
+        }
+        let cfg = config(rows, cols, metrics, spawn, exit, connectivity)?;
+        let g = ByteGrid {
+            rows,
+            cols,
+            cells: cells.to_vec(),
+        };
+        let v = cavesweep::measure::oracle::measure(&g, &cfg);
+        values_dict(py, cfg.metrics, &v)
+    })
 }
 
 /// Apply `step` to a copy of `grid`, returned with the input's dtype (uint8 for non-arrays).
@@ -214,8 +218,10 @@ fn keep_largest<'py>(
     grid: &Bound<'py, PyAny>,
     connectivity: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let conn = connectivity.map_or(Ok(Connectivity::Four), self::connectivity)?;
-    post(grid, PostStep::KeepLargest, conn, 0)
+    crate::guarded(|| {
+        let conn = connectivity.map_or(Ok(Connectivity::Four), self::connectivity)?;
+        post(grid, PostStep::KeepLargest, conn, 0)
+    })
 }
 
 /// remove_small(grid, min_size, connectivity=4) -> array
@@ -228,9 +234,11 @@ fn remove_small<'py>(
     min_size: &Bound<'py, PyAny>,
     connectivity: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let min_size = args::uint(min_size, "min_size", 0, u32::MAX as u64)? as u32;
-    let conn = connectivity.map_or(Ok(Connectivity::Four), self::connectivity)?;
-    post(grid, PostStep::RemoveSmall(min_size), conn, 0)
+    crate::guarded(|| {
+        let min_size = args::uint(min_size, "min_size", 0, u32::MAX as u64)? as u32;
+        let conn = connectivity.map_or(Ok(Connectivity::Four), self::connectivity)?;
+        post(grid, PostStep::RemoveSmall(min_size), conn, 0)
+    })
 }
 
 /// bridge(grid, seed=0) -> array
@@ -245,8 +253,10 @@ fn bridge<'py>(
     grid: &Bound<'py, PyAny>,
     seed: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let seed = seed.map_or(Ok(0), |s| args::seed(s, "seed"))?;
-    post(grid, PostStep::Bridge, Connectivity::Eight, seed)
+    crate::guarded(|| {
+        let seed = seed.map_or(Ok(0), |s| args::seed(s, "seed"))?;
+        post(grid, PostStep::Bridge, Connectivity::Eight, seed)
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -130,17 +130,21 @@ impl PyRecipe {
     #[new]
     #[pyo3(signature = (preset = "chapter-strict", **overrides))]
     fn new(preset: &str, overrides: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        let mut r = presets::preset(preset).map_err(value_error)?;
-        apply_overrides(&mut r, overrides)?;
-        Ok(PyRecipe { inner: r })
+        crate::guarded(|| {
+            let mut r = presets::preset(preset).map_err(value_error)?;
+            apply_overrides(&mut r, overrides)?;
+            Ok(PyRecipe { inner: r })
+        })
     }
 
     /// A copy with `--set` overrides applied, e.g. `r.replace(fill=0.5, steps=6)`.
     #[pyo3(signature = (**overrides))]
     fn replace(&self, overrides: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        let mut r = self.inner.clone();
-        apply_overrides(&mut r, overrides)?;
-        Ok(PyRecipe { inner: r })
+        crate::guarded(|| {
+            let mut r = self.inner.clone();
+            apply_overrides(&mut r, overrides)?;
+            Ok(PyRecipe { inner: r })
+        })
     }
 
     /// Recipes are immutable, so hashable: equal recipes print the same TOML, and the hash is
@@ -161,9 +165,11 @@ impl PyRecipe {
     /// Read a recipe from TOML text. Errors are `ValueError` with the CLI's message.
     #[staticmethod]
     fn from_toml(text: &str) -> PyResult<Self> {
-        Recipe::from_toml(text)
-            .map(|inner| PyRecipe { inner })
-            .map_err(value_error)
+        crate::guarded(|| {
+            Recipe::from_toml(text)
+                .map(|inner| PyRecipe { inner })
+                .map_err(value_error)
+        })
     }
 
     /// Short name (the preset's, or the recipe file's).
@@ -258,7 +264,7 @@ impl PyRecipe {
 #[pyfunction]
 #[pyo3(signature = (preset = "chapter-strict", **overrides))]
 fn recipe(preset: &str, overrides: Option<&Bound<'_, PyDict>>) -> PyResult<PyRecipe> {
-    PyRecipe::new(preset, overrides)
+    crate::guarded(|| PyRecipe::new(preset, overrides))
 }
 
 /// presets() -> list[str]: the names of the built-in recipes.

@@ -345,79 +345,81 @@ fn _search<'py>(
     progress: Option<Bound<'py, PyAny>>,
     overrides: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let threads = args::threads(threads)?;
-    let parsed: Expr = query
-        .parse()
-        .map_err(|e| value_msg(format!("--where: {e}")))?;
-    let limit = args::opt_uint(limit, "limit", 0, u64::MAX)?;
-    let top = args::opt_uint(top, "top", 0, u64::MAX)?;
-    let chunk = args::opt_uint(chunk, "chunk", 0, u64::MAX)?;
-    let scale = args::opt_uint(scale, "scale", 1, 64)?.unwrap_or(6);
-    let mode = mode(limit, top, by, order)?;
-    let metrics = args::strings(metrics, "metrics")?;
-    let metrics = (!metrics.is_empty()).then(|| metrics.join(","));
-    let extra = match &metrics {
-        Some(s) => s
-            .parse::<MetricSet>()
-            .map_err(|e| value_msg(format!("--metrics: {e}")))?,
-        None => MetricSet::EMPTY,
-    };
-    for p in [&out, &png_dir].into_iter().flatten() {
-        if p.as_os_str().is_empty() {
-            return Err(value_msg("out/png_dir: an empty path names no file"));
+    crate::guarded(|| {
+        let threads = args::threads(threads)?;
+        let parsed: Expr = query
+            .parse()
+            .map_err(|e| value_msg(format!("--where: {e}")))?;
+        let limit = args::opt_uint(limit, "limit", 0, u64::MAX)?;
+        let top = args::opt_uint(top, "top", 0, u64::MAX)?;
+        let chunk = args::opt_uint(chunk, "chunk", 0, u64::MAX)?;
+        let scale = args::opt_uint(scale, "scale", 1, 64)?.unwrap_or(6);
+        let mode = mode(limit, top, by, order)?;
+        let metrics = args::strings(metrics, "metrics")?;
+        let metrics = (!metrics.is_empty()).then(|| metrics.join(","));
+        let extra = match &metrics {
+            Some(s) => s
+                .parse::<MetricSet>()
+                .map_err(|e| value_msg(format!("--metrics: {e}")))?,
+            None => MetricSet::EMPTY,
+        };
+        for p in [&out, &png_dir].into_iter().flatten() {
+            if p.as_os_str().is_empty() {
+                return Err(value_msg("out/png_dir: an empty path names no file"));
+            }
         }
-    }
-    let seeds = seeds
-        .filter(|s| !s.is_none())
-        .map(|s| args::seed_set(py, s, "seeds"))
-        .transpose()?;
-    let (seed_set, seeds_text) = match (seeds, &seeds_from) {
-        (Some(_), Some(_)) => {
-            return Err(value_msg("--seeds and --seeds-from: give one of them"));
+        let seeds = seeds
+            .filter(|s| !s.is_none())
+            .map(|s| args::seed_set(py, s, "seeds"))
+            .transpose()?;
+        let (seed_set, seeds_text) = match (seeds, &seeds_from) {
+            (Some(_), Some(_)) => {
+                return Err(value_msg("--seeds and --seeds-from: give one of them"));
+            }
+            (Some(args::SeedSet::Run(r)), _) => (Seeds::Range(r.range), Some(r.text)),
+            (Some(args::SeedSet::List(v)), _) => (Seeds::list(v).map_err(search_error)?, None),
+            (_, Some(f)) => (
+                Seeds::list(read_seeds(f).map_err(search_error)?).map_err(search_error)?,
+                None,
+            ),
+            (None, None) => {
+                return Err(value_msg(
+                    "give the seeds to search: --seeds A..B or --seeds-from FILE.csv",
+                ));
+            }
+        };
+        let spec = SearchSpec {
+            recipe: recipe::resolve(recipe, overrides)?.into_owned(),
+            query: parsed,
+            seeds: seed_set,
+            mode,
+            extra,
+            chunk,
+            png: png_dir.as_ref().map(|dir| PngSpec {
+                dir: dir.clone(),
+                scale: scale as usize,
+                replace: force,
+            }),
+        };
+        // Validation and calibration (a sample of caves): off the GIL.
+        let search = py.detach(|| Search::new(spec)).map_err(search_error)?;
+        if explain {
+            return Ok(PyString::new(py, &search.explain()).into_any());
         }
-        (Some(args::SeedSet::Run(r)), _) => (Seeds::Range(r.range), Some(r.text)),
-        (Some(args::SeedSet::List(v)), _) => (Seeds::list(v).map_err(search_error)?, None),
-        (_, Some(f)) => (
-            Seeds::list(read_seeds(f).map_err(search_error)?).map_err(search_error)?,
-            None,
-        ),
-        (None, None) => {
-            return Err(value_msg(
-                "give the seeds to search: --seeds A..B or --seeds-from FILE.csv",
-            ));
-        }
-    };
-    let spec = SearchSpec {
-        recipe: recipe::resolve(recipe, overrides)?.into_owned(),
-        query: parsed,
-        seeds: seed_set,
-        mode,
-        extra,
-        chunk,
-        png: png_dir.as_ref().map(|dir| PngSpec {
-            dir: dir.clone(),
-            scale: scale as usize,
-            replace: force,
-        }),
-    };
-    // Validation and calibration (a sample of caves): off the GIL.
-    let search = py.detach(|| Search::new(spec)).map_err(search_error)?;
-    if explain {
-        return Ok(PyString::new(py, &search.explain()).into_any());
-    }
-    let command = command(
-        recipe,
-        overrides,
-        query,
-        &search,
-        seeds_text.as_deref(),
-        seeds_from.as_deref(),
-        metrics.as_deref(),
-    )?;
-    let (file, prior) = open_out(&search, out.as_deref(), &command, force, threads)?;
-    let resumed = prior.len();
-    let (report, rows) = run(py, &search, file, &prior, threads, progress)?;
-    result(py, &search, &rows, &report, threads, resumed, &command)
+        let command = command(
+            recipe,
+            overrides,
+            query,
+            &search,
+            seeds_text.as_deref(),
+            seeds_from.as_deref(),
+            metrics.as_deref(),
+        )?;
+        let (file, prior) = open_out(&search, out.as_deref(), &command, force, threads)?;
+        let resumed = prior.len();
+        let (report, rows) = run(py, &search, file, &prior, threads, progress)?;
+        result(py, &search, &rows, &report, threads, resumed, &command)
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

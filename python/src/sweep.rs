@@ -115,74 +115,76 @@ fn _sweep<'py>(
     progress: Option<Bound<'py, PyAny>>,
     overrides: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    if out.as_os_str().is_empty() {
-        return Err(value_msg("out: an empty path names no folder"));
-    }
-    let metrics = args::strings(metrics, "metrics")?;
-    let call = Call {
-        varies: args::varies(vary)?,
-        seeds: args::seed_run(seeds, "seeds")?,
-        gates: args::strings(gate, "gate")?,
-        metrics: if metrics.is_empty() {
-            "all".into()
-        } else {
-            metrics.join(",")
-        },
-        per_seed: per_seed.to_string(),
-        chunk: args::opt_uint(chunk, "chunk", 0, u64::MAX)?,
-    };
-    let plan = plan(recipe, overrides, &call)?;
-    let shard = args::shard(shard)?;
-    let threads = args::threads(threads)?;
-    let stop = AtomicBool::new(false);
-    let command = command(recipe, overrides, &call)?;
-    let opts = RunOptions {
-        shard,
-        threads,
-        force,
-        command: &command,
-        stop: &stop,
-    };
-    let (done, total) = (AtomicU64::new(0), AtomicU64::new(0));
-    let work = || {
-        sweep::run(&plan, &out, &opts, &mut |d, t| {
-            done.store(d, Ordering::Relaxed);
-            total.store(t, Ordering::Relaxed);
-        })
-    };
-    let mut shown = None;
-    let mut tick = |_py: Python<'_>| -> PyResult<()> {
-        let now = (done.load(Ordering::Relaxed), total.load(Ordering::Relaxed));
-        if let Some(cb) = &progress
-            && now.1 > 0
-            && shown != Some(now)
-        {
-            shown = Some(now);
-            cb.call1(now)?;
+    crate::guarded(|| {
+        if out.as_os_str().is_empty() {
+            return Err(value_msg("out: an empty path names no folder"));
         }
-        Ok(())
-    };
-    let report = interrupt::run(py, &stop, work, &mut tick)?.map_err(sweep_error)?;
-    tick(py)?;
-    if report.outcome == Outcome::Interrupted {
-        // Stopped by something other than a Python exception (nothing raises `stop` else).
-        return Err(PyRuntimeError::new_err(format!(
-            "sweep stopped early; progress saved in {}",
-            out.display()
-        )));
-    }
-    let d = PyDict::new(py);
-    d.set_item("seeds_run", report.seeds_run)?;
-    d.set_item("seeds_done", report.seeds_done)?;
-    d.set_item("seeds_total", report.seeds_total)?;
-    d.set_item("passed", report.passed)?;
-    d.set_item("elapsed", report.elapsed.as_secs_f64())?;
-    d.set_item("points", plan.n_points())?;
-    d.set_item("threads", threads)?;
-    d.set_item("verified", report.verified)?;
-    d.set_item("repairs", report.repairs)?;
-    d.set_item("command", command)?;
-    Ok(d)
+        let metrics = args::strings(metrics, "metrics")?;
+        let call = Call {
+            varies: args::varies(vary)?,
+            seeds: args::seed_run(seeds, "seeds")?,
+            gates: args::strings(gate, "gate")?,
+            metrics: if metrics.is_empty() {
+                "all".into()
+            } else {
+                metrics.join(",")
+            },
+            per_seed: per_seed.to_string(),
+            chunk: args::opt_uint(chunk, "chunk", 0, u64::MAX)?,
+        };
+        let plan = plan(recipe, overrides, &call)?;
+        let shard = args::shard(shard)?;
+        let threads = args::threads(threads)?;
+        let stop = AtomicBool::new(false);
+        let command = command(recipe, overrides, &call)?;
+        let opts = RunOptions {
+            shard,
+            threads,
+            force,
+            command: &command,
+            stop: &stop,
+        };
+        let (done, total) = (AtomicU64::new(0), AtomicU64::new(0));
+        let work = || {
+            sweep::run(&plan, &out, &opts, &mut |d, t| {
+                done.store(d, Ordering::Relaxed);
+                total.store(t, Ordering::Relaxed);
+            })
+        };
+        let mut shown = None;
+        let mut tick = |_py: Python<'_>| -> PyResult<()> {
+            let now = (done.load(Ordering::Relaxed), total.load(Ordering::Relaxed));
+            if let Some(cb) = &progress
+                && now.1 > 0
+                && shown != Some(now)
+            {
+                shown = Some(now);
+                cb.call1(now)?;
+            }
+            Ok(())
+        };
+        let report = interrupt::run(py, &stop, work, &mut tick)?.map_err(sweep_error)?;
+        tick(py)?;
+        if report.outcome == Outcome::Interrupted {
+            // Stopped by something other than a Python exception (nothing raises `stop` else).
+            return Err(PyRuntimeError::new_err(format!(
+                "sweep stopped early; progress saved in {}",
+                out.display()
+            )));
+        }
+        let d = PyDict::new(py);
+        d.set_item("seeds_run", report.seeds_run)?;
+        d.set_item("seeds_done", report.seeds_done)?;
+        d.set_item("seeds_total", report.seeds_total)?;
+        d.set_item("passed", report.passed)?;
+        d.set_item("elapsed", report.elapsed.as_secs_f64())?;
+        d.set_item("points", plan.n_points())?;
+        d.set_item("threads", threads)?;
+        d.set_item("verified", report.verified)?;
+        d.set_item("repairs", report.repairs)?;
+        d.set_item("command", command)?;
+        Ok(d)
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -87,6 +87,52 @@ def test_generate_many_too_big_is_a_memory_error():
     assert "PanicException" not in err
 
 
+# 2, the last resort: a panic (a bug) on the calling thread or on a long call's worker thread
+# is a RuntimeError that says so, never pyo3's PanicException (a BaseException that `except
+# Exception` misses). `_native._panic` panics on purpose; every entry point runs its body
+# through the same guard.
+@pytest.mark.parametrize("on", ["caller", "worker"])
+def test_a_panic_is_a_runtime_error(on):
+    code, out, err = run_py(f"""
+        from cavesweep import _native
+        try:
+            _native._panic({on!r})
+        except Exception as e:
+            print(type(e).__name__, e)
+        except BaseException as e:
+            print("escaped", type(e).__name__, e)
+        """)
+    assert code == 0, err
+    assert out.startswith("RuntimeError internal error in cavesweep (a bug"), out
+    assert "on purpose" in out, out
+    with pytest.raises(ValueError, match="caller"):
+        from cavesweep import _native
+        _native._panic("elsewhere")
+
+
+# 4, Ctrl-C while a long list of seeds is collected (with the GIL held, between bytecodes
+# of nothing): heard within a fraction of a second. Ten million seeds take seconds to collect.
+@pytest.mark.skipif(os.name != "posix", reason="SIGINT delivery")
+def test_ctrl_c_while_a_long_seed_list_is_collected():
+    from test_generate import interrupt_after
+
+    code, err, secs = interrupt_after(
+        """
+        import cavesweep as cs
+        seeds = [7] * 10_000_000
+        r = cs.recipe("classic-4-5", rows=3, cols=3)
+        cs.generate_many(r, seeds[:1000])
+        print("started", flush=True)
+        cs.generate_many(r, seeds)
+        print("finished")
+        """,
+        delay=0.2,
+    )
+    assert "KeyboardInterrupt" in err, err
+    assert code != 0
+    assert secs < 0.5, secs
+
+
 # 5. The trajectories were allocated even with trajectory=False.
 def test_no_trajectory_array_unless_asked():
     r = cs.recipe("classic-4-5", rows=3, cols=3, steps=20000, post=None)
