@@ -11,9 +11,10 @@ use std::time::Duration;
 use cavesweep::grid::Grid;
 use cavesweep::kernel::batch::LaneBuf;
 use cavesweep::measure::{
-    Connectivity, EMPTY_VALUES, MeasureConfig, Measurer, Metric, MetricSet, PostStep, oracle,
+    Connectivity, EMPTY_VALUES, MeasureConfig, Measurer, Metric, MetricSet, PostStep,
 };
 use cavesweep::oracle::ByteGrid;
+use cavesweep::oracle::metrics as oracle;
 use cavesweep::rule::{Border, Outside, Pass, Rule};
 use cavesweep::simd::{Isa, Simd, Task};
 use criterion::{Criterion, criterion_group, criterion_main};

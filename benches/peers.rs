@@ -8,7 +8,7 @@
 //!   solid border, fill 0.51 (mapgen's `roll % 100 <= 50` is WALL), 50x80, measuring
 //!   `wall_fraction` (the mapgen run counts its walls too, so both end with map + fraction).
 //! - **our scalar oracle** (`cavesweep::oracle::ByteGrid`, one byte per cell, plain loops, and the
-//!   BFS/label oracles of `cavesweep::measure::oracle`), on chapter-strict caves filled from the
+//!   BFS/label oracles of `cavesweep::oracle::metrics`), on chapter-strict caves filled from the
 //!   same bit grid as cavesweep's.
 //!
 //! cavesweep itself runs the public pipeline (`Generator::run`) for chapter-strict and
@@ -29,8 +29,9 @@ use cavesweep::fill::fill_bernoulli;
 use cavesweep::generate::Generator;
 use cavesweep::grid::Grid;
 use cavesweep::kernel::Stepper;
-use cavesweep::measure::{Connectivity, MeasureConfig, Metric, MetricSet, oracle};
+use cavesweep::measure::{Connectivity, MeasureConfig, Metric, MetricSet};
 use cavesweep::oracle::ByteGrid;
+use cavesweep::oracle::metrics as oracle;
 use cavesweep::presets::preset;
 use cavesweep::recipe::{Fill, Point, Recipe};
 use cavesweep::rng::{RngKind, cave_rng};

@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
+use cavesweep::benchmark::grid::{cases, sweep_once};
 use cavesweep::measure::MetricSet;
-use cavesweep::sweep::bench::{cases, sweep_once};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 /// Caves per sweep: 200,000 gives the 100,000-point grid two seeds per point (its worst case:

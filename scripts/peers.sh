@@ -186,7 +186,7 @@ row("mapgen's CA alone (no noise) vs cavesweep's whole map (fill included)",
     b["mapgen_ca_only_80x50"]["rate"], "cavesweep_mapgen_rule_80x50")
 row("chapter-strict 90x140: fill + 4 steps", "scalar oracle (`ByteGrid`)",
     b["oracle_strict_gen"]["rate"], "cavesweep_strict_gen", 20)
-row("chapter-strict 90x140: fill + 4 steps + five metrics", "scalar oracle + `measure::oracle`",
+row("chapter-strict 90x140: fill + 4 steps + five metrics", "scalar oracle + `oracle::metrics`",
     b["oracle_strict_five"]["rate"], "cavesweep_strict_five", 20)
 
 raw = "\n".join(
@@ -280,7 +280,7 @@ the chapter's own `reachable_floor` semantics):
     design, not a misuse.
 - **scalar oracle**: the same bit-grid fill as cavesweep (`fill_bernoulli` from `cave_rng(seed)`),
   copied into `cavesweep::oracle::ByteGrid`, 4 `ByteGrid::step`s (wall count after each, like the
-  trajectory) and, for `_five`, `cavesweep::measure::oracle::measure` (plain BFS labelling and
+  trajectory) and, for `_five`, `cavesweep::oracle::metrics::measure` (plain BFS labelling and
   brute-force loops). The bench asserts the oracle's grid and metric values equal `Generator`'s
   before timing.
 

@@ -8,8 +8,8 @@
 use std::ops::ControlFlow;
 
 use cavesweep::generate::Generator;
-use cavesweep::measure::oracle;
 use cavesweep::measure::{Connectivity, EMPTY_VALUES, Metric, MetricSet, PostStep, Values};
+use cavesweep::oracle::metrics as oracle;
 use cavesweep::oracle::{ByteGrid, OracleCave, cave};
 use cavesweep::presets::{NAMES, preset};
 use cavesweep::recipe::{Fill, Point, Recipe};

@@ -7,10 +7,9 @@ use std::ops::ControlFlow;
 
 use cavesweep::generate::Generator;
 use cavesweep::grid::Grid;
-use cavesweep::measure::{
-    Connectivity, EMPTY_VALUES, MeasureConfig, Measurer, MetricSet, Values, oracle,
-};
+use cavesweep::measure::{Connectivity, EMPTY_VALUES, MeasureConfig, Measurer, MetricSet, Values};
 use cavesweep::oracle::ByteGrid;
+use cavesweep::oracle::metrics as oracle;
 use cavesweep::presets::{NAMES, preset};
 use cavesweep::recipe::Recipe;
 use cavesweep::rng::RngKind;

@@ -180,7 +180,7 @@ fn _oracle_measure<'py>(
             cols,
             cells: cells.to_vec(),
         };
-        let v = cavesweep::measure::oracle::measure(&g, &cfg);
+        let v = cavesweep::oracle::metrics::measure(&g, &cfg);
         values_dict(py, cfg.metrics, &v)
     })
 }

@@ -428,8 +428,12 @@ fn grid(a: &BenchArgs, threads: usize) -> Result<()> {
         "{:<36} {:>8} {:>10} {:>24} {:<22} {:>24} {:>22}",
         "grid", "points", "seeds/pt", "caves/s", "reference", "reference caves/s", "ratio"
     )?;
-    let rows =
-        cavesweep::sweep::bench::bench_grid(a.grid_caves, threads, a.repeats as usize, a.metrics)?;
+    let rows = cavesweep::benchmark::grid::bench_grid(
+        a.grid_caves,
+        threads,
+        a.repeats as usize,
+        a.metrics,
+    )?;
     let mut csv = csv::Writer::from_writer(Vec::new());
     csv.write_record([
         "grid",

@@ -186,10 +186,10 @@ fn scalar_chains(words: &mut [u64], n: usize, state: u128, inc: u128, t: u64) {
     let mut st = [0u128; CHAINS];
     let mut s = state;
     for c in st.iter_mut() {
-        s = s.wrapping_mul(crate::rng::PCG_MULT).wrapping_add(inc);
+        s = s.wrapping_mul(crate::pcg64::PCG_MULT).wrapping_add(inc);
         *c = s;
     }
-    let (a, c) = crate::rng::pcg_jump(CHAINS as u64, inc);
+    let (a, c) = crate::pcg64::pcg_jump(CHAINS as u64, inc);
     let mut cell = 0;
     for word in words.iter_mut() {
         let take = (n - cell).min(64);
@@ -200,7 +200,7 @@ fn scalar_chains(words: &mut [u64], n: usize, state: u128, inc: u128, t: u64) {
         let mut bits = 0u64;
         for _ in (0..take).step_by(CHAINS) {
             for s in st.iter_mut() {
-                let wall = crate::rng::pcg_output(*s) < t;
+                let wall = crate::pcg64::pcg_output(*s) < t;
                 bits = bits.wrapping_add(bits).wrapping_add(wall as u64);
                 *s = s.wrapping_mul(a).wrapping_add(c);
             }

@@ -59,6 +59,7 @@ pub mod grid;
 pub mod kernel;
 pub mod measure;
 pub mod oracle;
+pub mod pcg64;
 pub mod presets;
 pub mod query;
 pub mod quote;

@@ -13,6 +13,7 @@ use std::str::FromStr;
 
 use rand_core::{Infallible, Rng, SeedableRng, TryRng};
 
+use crate::pcg64::{PCG_MULT, pcg_jump, pcg_output};
 use crate::simd::Lane;
 
 pub use rand_xoshiro::Xoshiro256PlusPlus;
@@ -194,35 +195,6 @@ pub fn numpy_pcg64_init(seed: u64) -> (u128, u128) {
     let initstate = ((g[0] as u128) << 64) | g[1] as u128;
     let initseq = ((g[2] as u128) << 64) | g[3] as u128;
     (initstate, initseq)
-}
-
-/// PCG64's multiplier (numpy's `PCG_DEFAULT_MULTIPLIER_128`).
-pub const PCG_MULT: u128 = 0x2360_ED05_1FC6_5DA4_4385_DF64_9FCC_F645;
-
-/// PCG64's output function (XSL-RR): the XOR of the state's halves, rotated right by its top
-/// six bits.
-#[inline(always)]
-pub fn pcg_output(state: u128) -> u64 {
-    let hi = (state >> 64) as u64;
-    (hi ^ state as u64).rotate_right((hi >> 58) as u32)
-}
-
-/// The affine map `s -> a s + c` (mod 2^128) of `k` PCG steps with increment `inc`: lets `k`
-/// interleaved chains each jump `k` draws at a time (Brown's jump-ahead, by doubling).
-pub fn pcg_jump(k: u64, inc: u128) -> (u128, u128) {
-    let (mut a, mut c) = (1u128, 0u128); // the map so far
-    let (mut ma, mut mc) = (PCG_MULT, inc); // the map of 2^i steps
-    let mut k = k;
-    while k != 0 {
-        if k & 1 == 1 {
-            a = a.wrapping_mul(ma);
-            c = c.wrapping_mul(ma).wrapping_add(mc);
-        }
-        mc = mc.wrapping_mul(ma).wrapping_add(mc);
-        ma = ma.wrapping_mul(ma);
-        k >>= 1;
-    }
-    (a, c)
 }
 
 /// `np.random.default_rng(seed)`, bit for bit: PCG64 (XSL-RR 128/64) seeded through

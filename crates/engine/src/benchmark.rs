@@ -1,8 +1,11 @@
 //! `cavesweep bench`: throughput of every preset measured in one run, side by side with the
 //! scalar oracle, repeated so the report can give a median and a spread (machines are shared and
 //! noisy). Criterion benches in `benches/` measure each stage in isolation; this measures the
-//! whole pipeline the way a sweep runs it.
+//! whole pipeline the way a sweep runs it. [`grid`] measures the sweep machinery on parameter
+//! grids (`cavesweep bench --grid`), [`search`] how close a search that rejects most caves comes
+//! to generating alone (`cavesweep bench --search`).
 
+pub mod grid;
 pub mod search;
 
 use std::time::{Duration, Instant};
@@ -12,8 +15,8 @@ use rayon::prelude::*;
 use cavesweep_core::generate::Generator;
 use cavesweep_core::grid::Grid;
 use cavesweep_core::kernel::Stepper;
-use cavesweep_core::measure::{self, MeasureConfig, Measurer, MetricSet};
-use cavesweep_core::oracle::ByteGrid;
+use cavesweep_core::measure::{MeasureConfig, Measurer, MetricSet};
+use cavesweep_core::oracle::{self, ByteGrid};
 use cavesweep_core::recipe::{Recipe, RecipeError};
 use cavesweep_core::rng::cave_rng;
 use cavesweep_core::simd::Simd;
@@ -174,7 +177,7 @@ pub fn bench_recipe(
                 }
                 b = ByteGrid::from_grid(&grid);
             }
-            std::hint::black_box(measure::oracle::measure(&b, &cfg));
+            std::hint::black_box(oracle::metrics::measure(&b, &cfg));
         }));
 
         let mut stepper = Stepper::new();

@@ -17,6 +17,7 @@ use serde_json::Value;
 use super::ReportError;
 use cavesweep_core::recipe::Recipe;
 use cavesweep_engine::io::Folder;
+use cavesweep_engine::sweep::folder;
 use cavesweep_engine::sweep::vary::{self, Vary};
 
 /// One varied recipe key and its values, in grid order.
@@ -281,12 +282,12 @@ pub fn load(dir: &Path) -> Result<Sweep, ReportError> {
     })?;
     let mut sweep = from_manifest(dir, &m)
         .map_err(|e| ReportError::Input(format!("{}: {e}", manifest_path.display())))?;
-    if dir.join("summary.csv").exists() || !dir.join(cavesweep_engine::store::DB_FILE).exists() {
+    if folder::stage(dir) == folder::Stage::Files {
         check_recorded(dir)?;
         read_csvs(&mut sweep, &Tables::Folder(dir))?;
     } else {
         // Still running (or interrupted): the finished points' rows, read from the store.
-        let p = cavesweep_engine::sweep::state::provisional(dir)
+        let p = folder::provisional(dir)
             .map_err(|e| ReportError::Input(cavesweep_engine::error::text(&e)))?;
         // The store is fresher than the manifest, which is written at checkpoints.
         sweep.progress.chunks_done = Some(p.chunks_done);
@@ -305,38 +306,9 @@ pub fn load(dir: &Path) -> Result<Sweep, ReportError> {
 /// the report would present its numbers as the sweep's. A folder without a store (the CSVs
 /// copied elsewhere, as in `results/`) is reported from its files as they are.
 fn check_recorded(dir: &Path) -> Result<(), ReportError> {
-    use cavesweep_engine::store::files::{self, FileRecord};
-    let Ok(store) = cavesweep_engine::store::Store::open_snapshot(dir) else {
-        return Ok(());
-    };
-    if store.meta("complete").ok().flatten().as_deref() != Some("1") {
-        return Ok(());
-    }
-    let Some(json) = store.meta("files").ok().flatten() else {
-        return Ok(());
-    };
-    let recorded: std::collections::BTreeMap<String, FileRecord> =
-        serde_json::from_str(&json).unwrap_or_default();
     // seeds.csv is not read by the report (and may be large): not checked.
-    for name in cavesweep_engine::sweep::state::OUTPUTS
-        .into_iter()
-        .filter(|&n| n != "seeds.csv")
-    {
-        let Some(rec) = recorded.get(name) else {
-            continue;
-        };
-        let path = dir.join(name);
-        let same = files::matches(dir, name, rec)
-            .map_err(|e| ReportError::Input(format!("cannot read {}: {e}", path.display())))?;
-        if !same {
-            return Err(ReportError::Input(format!(
-                "{} is not the file the sweep wrote (its size or CRC-32 differs from the record in {}): rerun the sweep command to rewrite it",
-                path.display(),
-                cavesweep_engine::store::DB_FILE
-            )));
-        }
-    }
-    Ok(())
+    folder::check_final_files(dir, &["seeds.csv"])
+        .map_err(|e| ReportError::Input(cavesweep_engine::error::text(&e)))
 }
 
 /// The sweep's definition from a parsed manifest; no statistics yet.
@@ -549,7 +521,7 @@ fn for_rows(
 /// would be one more place to get wrong).
 enum Tables<'a> {
     Folder(&'a Path),
-    Provisional(&'a Path, &'a cavesweep_engine::sweep::state::Provisional),
+    Provisional(&'a Path, &'a folder::Provisional),
 }
 
 impl Tables<'_> {
@@ -563,10 +535,7 @@ impl Tables<'_> {
                     "components.csv" => &p.components,
                     _ => return Ok(None),
                 };
-                let label = dir.join(format!(
-                    "{} (rows so far)",
-                    cavesweep_engine::store::DB_FILE
-                ));
+                let label = dir.join(format!("{} (rows so far)", folder::STORE_FILE));
                 Table::from_reader(label, Box::new(std::io::Cursor::new(bytes.clone()))).map(Some)
             }
         }

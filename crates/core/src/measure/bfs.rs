@@ -553,7 +553,7 @@ mod tests {
             let exit = with_exit
                 .then(|| ((next() % rows as u64) as usize, (next() % cols as u64) as usize));
             let conn = if eight { Connectivity::Eight } else { Connectivity::Four };
-            let d = crate::measure::oracle::distances(&bg, spawn, conn);
+            let d = crate::oracle::metrics::distances(&bg, spawn, conn);
             let depth = d.iter().filter(|&&v| v != u32::MAX).max().copied().unwrap_or(0);
             let path = exit.and_then(|(ey, ex)| Some(d[ey * cols + ex]).filter(|&v| v != u32::MAX));
             let mut bfs = Bfs::default();

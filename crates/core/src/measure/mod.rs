@@ -24,7 +24,6 @@ mod components;
 mod lanes;
 mod lazy;
 mod metrics;
-pub mod oracle;
 mod post;
 
 pub use components::Components;

@@ -62,7 +62,7 @@ fn measure(grid: &Grid, c: &MeasureConfig) -> Values {
     v
 }
 
-use super::oracle::{same_values as same, show_values as show};
+use crate::oracle::metrics::{self as oracle, same_values as same, show_values as show};
 
 // ---------------------------------------------------------------- row fill primitives
 

@@ -5,7 +5,7 @@
 //! `S_{k+1} = M S_k + inc (mod 2^128)`, and the fill's cell `i` is WALL iff that draw is
 //! `< t` (`t = threshold << 11`, see the fill). A kernel runs `CH` *chains*, chain `j` producing
 //! draws `j, j + CH, j + 2 CH, ...` by the jump-ahead map `s -> A s + C` of `CH` steps
-//! ([`crate::rng::pcg_jump`]); the chains of one step give `CH` consecutive cells, so the
+//! ([`crate::pcg64::pcg_jump`]); the chains of one step give `CH` consecutive cells, so the
 //! compare masks of a step are directly the bits of the packed words (cell `64 w + b` is bit
 //! `b` of word `w`), with no shuffling. Every kernel writes exactly the bits the sequential
 //! stream gives (tested against [`crate::rng::NumpyRandom`] on every kernel the CPU runs).
@@ -38,7 +38,7 @@
 //! compare, register moves) against ~12 vector ops per cell, and the loop is bound by how many
 //! instructions issue per cycle, not by the multipliers.
 
-use crate::rng::{PCG_MULT, pcg_jump};
+use crate::pcg64::{PCG_MULT, pcg_jump};
 
 use super::Path;
 

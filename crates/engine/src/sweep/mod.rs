@@ -13,8 +13,8 @@
 //! - [`output`]: the CSV rows;
 //! - [`mod@bench`]: what the machinery costs on grids (`cavesweep bench --grid`).
 
-pub mod bench;
 pub mod engine;
+pub mod folder;
 pub mod merge;
 pub mod output;
 pub mod shard;

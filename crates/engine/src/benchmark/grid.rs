@@ -1,5 +1,5 @@
 //! `cavesweep bench --grid`: what the sweep machinery (chunking, statistics, the store, the CSV
-//! files) costs on parameter grids, measured through the real [`super::run`] into a scratch
+//! files) costs on parameter grids, measured through the real [`crate::sweep::run`] into a scratch
 //! folder, side by side in one run.
 //!
 //! Two comparisons, each a ratio of caves per second:
@@ -22,8 +22,8 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::{PerSeed, Plan, RunOptions, Shard, SweepError, SweepSpec};
-use crate::benchmark::Spread;
+use super::Spread;
+use crate::sweep::{self, PerSeed, Plan, RunOptions, Shard, SweepError, SweepSpec};
 use cavesweep_core::generate::Generator;
 use cavesweep_core::measure::{EMPTY_VALUES, MetricSet};
 use cavesweep_core::presets::preset;
@@ -40,7 +40,7 @@ pub struct GridCase {
     pub seeds_per_point: u64,
     /// Caves in the whole sweep (`points * seeds_per_point`).
     pub caves: u64,
-    /// Caves per second of the sweep, run through [`super::run`] into a scratch folder.
+    /// Caves per second of the sweep, run through [`sweep::run`] into a scratch folder.
     pub rate: Spread,
     /// What the case is compared with, for the table (`1 point, same caves`, ...).
     pub reference_name: String,
@@ -133,7 +133,7 @@ fn sweep_rate(plan: &Plan, threads: usize, scratch: &PathBuf) -> Result<f64, Swe
         stop: &stop,
     };
     let start = Instant::now();
-    super::run(plan, scratch, &opts, &mut |_, _| {})?;
+    sweep::run(plan, scratch, &opts, &mut |_, _| {})?;
     let secs = start.elapsed().as_secs_f64();
     let _ = std::fs::remove_dir_all(scratch);
     Ok(plan.n_caves() as f64 / secs)

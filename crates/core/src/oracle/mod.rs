@@ -1,11 +1,17 @@
 //! The scalar oracle: one byte per cell and the obvious loops, for every rule, outside, update
 //! order and border mode, and [`cave`], the whole pipeline (passes, post-steps, metrics) on bytes.
 //! It is the specification the fast code is tested against and the baseline the benchmarks
-//! compare with; nothing in the production pipeline calls it.
+//! compare with; nothing in the production pipeline calls it. [`metrics`] holds the oracles of
+//! every measurement and post-step.
+//!
+//! The oracle sits above the code it checks: it uses the library's types (recipes, configs,
+//! the numpy RNG), and nothing outside tests and benchmarks uses it.
+
+pub mod metrics;
 
 use crate::fill;
 use crate::grid::Grid;
-use crate::measure::{self, MeasureConfig, MetricSet, Values};
+use crate::measure::{MeasureConfig, MetricSet, Values};
 use crate::recipe::{Fill, Recipe};
 use crate::rng::{NumpyRandom, RngKind, cave_rng};
 use crate::rule::{Border, Outside, Pass, Rule, Update};
@@ -214,7 +220,7 @@ pub fn cave(recipe: &Recipe, seed: u64, metrics: MetricSet) -> OracleCave {
         }
     }
     for &step in &recipe.post {
-        measure::oracle::apply_post(&mut b, step, recipe.connectivity, &mut rng);
+        metrics::apply_post(&mut b, step, recipe.connectivity, &mut rng);
         trajectory.push(b.count_walls() as f64 / cells);
     }
     let cfg = MeasureConfig {
@@ -223,7 +229,7 @@ pub fn cave(recipe: &Recipe, seed: u64, metrics: MetricSet) -> OracleCave {
         exit: recipe.exit_cell(),
         metrics,
     };
-    let values = measure::oracle::measure(&b, &cfg);
+    let values = metrics::measure(&b, &cfg);
     OracleCave {
         grid: b,
         trajectory,

@@ -4,9 +4,8 @@
 
 use std::collections::VecDeque;
 
-use crate::oracle::ByteGrid;
-
-use super::{Connectivity, EMPTY_VALUES, MeasureConfig, Metric, PostStep, Values};
+use super::ByteGrid;
+use crate::measure::{Connectivity, EMPTY_VALUES, MeasureConfig, Metric, PostStep, Values};
 
 /// Equal metric values, as the oracle comparisons need them: the same doubles, or both empty
 /// (NaN).
