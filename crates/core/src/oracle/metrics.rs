@@ -181,7 +181,7 @@ pub fn min_width(g: &ByteGrid, in_comp: &[bool]) -> u32 {
     k as u32
 }
 
-/// Every metric of `cfg.metrics` by the oracles (same conventions as [`super::Measurer`]).
+/// Every metric of `cfg.metrics` by the oracles (same conventions as [`crate::measure::Measurer`]).
 pub fn measure(g: &ByteGrid, cfg: &MeasureConfig) -> Values {
     let mut out = EMPTY_VALUES;
     let set = cfg.metrics;
@@ -258,7 +258,7 @@ pub fn measure(g: &ByteGrid, cfg: &MeasureConfig) -> Values {
 }
 
 /// The post-step `step` on a byte grid, as `docs/variants.md` defines it: the oracle of
-/// [`super::Measurer::apply_post`]. It draws from `rng` exactly what production draws (only
+/// [`crate::measure::Measurer::apply_post`]. It draws from `rng` exactly what production draws (only
 /// `bridge` draws: one `next_u32` per kept region, in component-numbering order), so given the
 /// same stream both make the same grid and leave the stream in the same state.
 pub fn apply_post<R: rand_core::Rng + ?Sized>(

@@ -11,7 +11,10 @@
 //! - [`shard`]: which shards a process runs (`--shard K/N`, lists, `auto` from a scheduler);
 //! - [`merge`]: shard folders into one;
 //! - [`output`]: the CSV rows;
-//! - [`mod@bench`]: what the machinery costs on grids (`cavesweep bench --grid`).
+//! - [`folder`]: the read side of a sweep folder, for reports and other tools.
+//!
+//! What the machinery costs on grids (`cavesweep bench --grid`) is measured in
+//! [`crate::benchmark::grid`], on this module's public API.
 
 pub mod engine;
 pub mod folder;
