@@ -1228,11 +1228,11 @@ mod tests {
 
     #[test]
     fn bernoulli_lanes_match_single_grid_fill() {
-        struct T;
-        impl Task for T {
-            type Output = ();
-            #[inline(always)]
-            fn run<I: Isa>(self) {
+        for (rows, cols) in [(1, 1), (90, 140)] {
+            lanes_match_single::<u64>(rows, cols, &[0.45], &[7]);
+        }
+        for simd in Simd::available() {
+            crate::simd_run!(simd, <I> () -> () {
                 let seeds = [5, 4, 3, 2, 1, 0, 99, u64::MAX];
                 let n = <I::Lanes as Lane>::N;
                 for (rows, cols) in [(1, 1), (3, 63), (2, 64), (5, 65), (90, 140), (7, 257)] {
@@ -1240,13 +1240,7 @@ mod tests {
                         lanes_match_single::<I::Lanes>(rows, cols, &[p; 8][..n], &seeds[..n]);
                     }
                 }
-            }
-        }
-        for (rows, cols) in [(1, 1), (90, 140)] {
-            lanes_match_single::<u64>(rows, cols, &[0.45], &[7]);
-        }
-        for simd in Simd::available() {
-            simd.run(T);
+            });
         }
     }
 
@@ -1255,25 +1249,6 @@ mod tests {
     /// without a tail, tiny and large probabilities, and random ones.
     #[test]
     fn bernoulli_lanes_with_a_probability_per_lane() {
-        struct T(Vec<[f64; 8]>);
-        impl Task for T {
-            type Output = ();
-            #[inline(always)]
-            fn run<I: Isa>(self) {
-                let seeds = [11, 12, 13, 14, 15, 16, 17, u64::MAX - 3];
-                let n = <I::Lanes as Lane>::N;
-                for ps in &self.0 {
-                    let ths: Vec<Threshold> = ps[..n]
-                        .iter()
-                        .map(|&p| Threshold::new(p).unwrap())
-                        .collect();
-                    assert!(ths.iter().all(|t| t.shares_lanes(&ths[0])), "{ps:?}");
-                    for (rows, cols) in [(1, 1), (3, 63), (5, 65), (90, 140), (7, 257)] {
-                        lanes_match_single::<I::Lanes>(rows, cols, &ps[..n], &seeds[..n]);
-                    }
-                }
-            }
-        }
         // 1365/4096 has exactly 12 significant bits: 12 levels and no tail, beside lanes that
         // have one; 1/4 and 3/4 both stop after 2 levels.
         let mut sets = vec![
@@ -1307,7 +1282,20 @@ mod tests {
                 .shares_lanes(&Threshold::new(0.0).unwrap())
         );
         for simd in Simd::available() {
-            simd.run(T(sets.clone()));
+            crate::simd_run!(simd, <I> (sets: &'a [[f64; 8]] = &sets) -> () {
+                let seeds = [11, 12, 13, 14, 15, 16, 17, u64::MAX - 3];
+                let n = <I::Lanes as Lane>::N;
+                for ps in sets {
+                    let ths: Vec<Threshold> = ps[..n]
+                        .iter()
+                        .map(|&p| Threshold::new(p).unwrap())
+                        .collect();
+                    assert!(ths.iter().all(|t| t.shares_lanes(&ths[0])), "{ps:?}");
+                    for (rows, cols) in [(1, 1), (3, 63), (5, 65), (90, 140), (7, 257)] {
+                        lanes_match_single::<I::Lanes>(rows, cols, &ps[..n], &seeds[..n]);
+                    }
+                }
+            });
         }
     }
 

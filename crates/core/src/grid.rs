@@ -201,18 +201,12 @@ impl Grid {
 
     /// [`Grid::count_walls`] on a given SIMD path.
     pub fn count_walls_on(&self, simd: crate::simd::Simd) -> u64 {
-        struct T<'a>(&'a [u64]);
-        impl crate::simd::Task for T<'_> {
-            type Output = u64;
-            #[inline(always)]
-            fn run<I: crate::simd::Isa>(self) -> u64 {
-                // Every bit outside the grid is zero between kernel calls, so the whole buffer
-                // can be counted in one straight pass, vectorised in the clone (`vpopcntq`, or
-                // the `vpshufb` nibble table).
-                self.0.iter().map(|w| w.count_ones() as u64).sum()
-            }
-        }
-        simd.run(T(&self.data))
+        // Every bit outside the grid is zero between kernel calls, so the whole buffer can be
+        // counted in one straight pass, vectorised in each clone (`vpopcntq`, or the `vpshufb`
+        // nibble table).
+        crate::simd_run!(simd, <I> (data: &'a [u64] = &self.data) -> u64 {
+            data.iter().map(|w| w.count_ones() as u64).sum()
+        })
     }
 
     /// Fraction of cells that are WALL.

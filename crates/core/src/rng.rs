@@ -721,18 +721,12 @@ pub(crate) mod tests {
                 assert_eq!(xoshiro_from_state(v.lane_state(i)), *r);
             }
         }
-        struct T([[u64; 4]; SLOTS]);
-        impl crate::simd::Task for T {
-            type Output = ();
-            #[inline(always)]
-            fn run<I: crate::simd::Isa>(self) {
-                check::<I::Lanes>(&self.0);
-                check::<I::Row>(&self.0);
-            }
-        }
         check::<u64>(&st);
         for simd in crate::simd::Simd::available() {
-            simd.run(T(st));
+            crate::simd_run!(simd, <I> (st: &'a [[u64; 4]; SLOTS] = &st) -> () {
+                check::<I::Lanes>(st);
+                check::<I::Row>(st);
+            });
         }
     }
 
@@ -759,21 +753,15 @@ pub(crate) mod tests {
                 }
             }
         }
-        struct T(Vec<u64>);
-        impl crate::simd::Task for T {
-            type Output = ();
-            #[inline(always)]
-            fn run<I: crate::simd::Isa>(self) {
-                check::<I::Lanes>(&self.0);
-                check::<I::Row>(&self.0);
-            }
-        }
         let mut seeds = vec![0, 1, u64::MAX, u64::MAX - 1, 1 << 63, 0x9e37_79b9_7f4a_7c15];
         let mut x = 12345u64;
         seeds.extend((0..200).map(|_| transcription::splitmix_next(&mut x)));
         check::<u64>(&seeds);
         for simd in crate::simd::Simd::available() {
-            simd.run(T(seeds.clone()));
+            crate::simd_run!(simd, <I> (seeds: &'a [u64] = &seeds) -> () {
+                check::<I::Lanes>(seeds);
+                check::<I::Row>(seeds);
+            });
         }
         // The all-zero guard: 1 exactly where a lane is zero.
         for x in [0u64, 1, 2, 1 << 63, !0, 0x8000_0001] {

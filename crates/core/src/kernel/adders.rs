@@ -420,18 +420,12 @@ mod tests {
                 }
             }
         }
-        struct T;
-        impl crate::simd::Task for T {
-            type Output = ();
-            #[inline(always)]
-            fn run<I: crate::simd::Isa>(self) {
-                check::<I::Lanes>();
-                check::<I::Row>();
-            }
-        }
         check::<u64>();
         for simd in crate::simd::Simd::available() {
-            simd.run(T);
+            crate::simd_run!(simd, <I> () -> () {
+                check::<I::Lanes>();
+                check::<I::Row>();
+            });
         }
     }
 

@@ -628,23 +628,16 @@ impl Lanes {
     /// Put `grids` (at most [`Lanes::lanes`], all `rows x cols`) into lanes `0..grids.len()`;
     /// the other lanes hold empty caves.
     pub fn load(&mut self, grids: &[Grid]) {
-        struct T<'a>(&'a mut Lanes, &'a [Grid]);
-        impl crate::simd::Task for T<'_> {
-            type Output = ();
-            #[inline(always)]
-            fn run<I: crate::simd::Isa>(self) {
-                let T(l, grids) = self;
-                assert!(grids.len() <= <I::Lanes as Lane>::N);
-                let mut a = l.bufs[0].view::<I::Lanes>(l.rows, l.cols);
-                a.raw_mut().fill(<I::Lanes as Lane>::ZERO);
-                for (k, g) in grids.iter().enumerate() {
-                    a.grid_to_lane(k, g);
-                }
-                l.cur = 0;
-            }
-        }
         let simd = self.simd;
-        simd.run(T(self, grids));
+        crate::simd_run!(simd, <I> (l: &'a mut Lanes = self, grids: &'a [Grid] = grids) -> () {
+            assert!(grids.len() <= <I::Lanes as Lane>::N);
+            let mut a = l.bufs[0].view::<I::Lanes>(l.rows, l.cols);
+            a.raw_mut().fill(<I::Lanes as Lane>::ZERO);
+            for (k, g) in grids.iter().enumerate() {
+                a.grid_to_lane(k, g);
+            }
+            l.cur = 0;
+        });
     }
 
     /// The Bernoulli fill of the caves of `seeds` (at most [`Lanes::lanes`]; the other lanes
@@ -655,33 +648,30 @@ impl Lanes {
         p: f64,
         seeds: &[u64],
     ) -> Result<[u64; 8], crate::fill::FillError> {
-        struct T<'a>(&'a mut Lanes, crate::fill::Threshold, &'a [u64]);
-        impl crate::simd::Task for T<'_> {
-            type Output = [u64; 8];
-            #[inline(always)]
-            fn run<I: crate::simd::Isa>(self) -> [u64; 8] {
-                let T(l, th, seeds) = self;
-                let n = <I::Lanes as Lane>::N;
-                let mut rngs: [crate::rng::CaveRng; 8] =
-                    std::array::from_fn(|_| crate::rng::cave_rng(0));
-                let lane_seeds: [u64; 8] = std::array::from_fn(|k| seeds[k.min(seeds.len() - 1)]);
-                let mut a = l.bufs[0].view::<I::Lanes>(l.rows, l.cols);
-                let c = crate::fill::bernoulli_lanes(
-                    a.raw_mut(),
-                    l.rows,
-                    l.cols,
-                    &[th; 8][..n],
-                    &lane_seeds[..n],
-                    &mut rngs[..n],
-                );
-                l.cur = 0;
-                std::array::from_fn(|k| if k < n { c.get(k) } else { 0 })
-            }
-        }
         assert!(!seeds.is_empty() && seeds.len() <= self.lanes());
         let th = crate::fill::Threshold::new(p)?;
         let simd = self.simd;
-        Ok(simd.run(T(self, th, seeds)))
+        Ok(crate::simd_run!(simd, <I> (
+            l: &'a mut Lanes = self,
+            th: crate::fill::Threshold = th,
+            seeds: &'a [u64] = seeds,
+        ) -> [u64; 8] {
+            let n = <I::Lanes as Lane>::N;
+            let mut rngs: [crate::rng::CaveRng; 8] =
+                std::array::from_fn(|_| crate::rng::cave_rng(0));
+            let lane_seeds: [u64; 8] = std::array::from_fn(|k| seeds[k.min(seeds.len() - 1)]);
+            let mut a = l.bufs[0].view::<I::Lanes>(l.rows, l.cols);
+            let c = crate::fill::bernoulli_lanes(
+                a.raw_mut(),
+                l.rows,
+                l.cols,
+                &[th; 8][..n],
+                &lane_seeds[..n],
+                &mut rngs[..n],
+            );
+            l.cur = 0;
+            std::array::from_fn(|k| if k < n { c.get(k) } else { 0 })
+        }))
     }
 
     /// Apply `pass` (a sync Moore pass, see [`super::sync_moore`]) `pass.repeat` times to every
@@ -690,52 +680,41 @@ impl Lanes {
     /// # Panics
     /// If the pass cannot run in lanes.
     pub fn run_pass(&mut self, pass: &crate::rule::Pass) -> [u64; 8] {
-        struct T<'a>(&'a mut Lanes, &'a crate::rule::Pass);
-        impl crate::simd::Task for T<'_> {
-            type Output = [u64; 8];
-            #[inline(always)]
-            fn run<I: crate::simd::Isa>(self) -> [u64; 8] {
-                let T(l, pass) = self;
-                let masks = super::sync_moore(pass).expect("a sync Moore pass");
-                let [b0, b1] = &mut l.bufs;
-                let (mut a, mut b) = if l.cur == 0 {
-                    (b0.view::<I::Lanes>(l.rows, l.cols), b1.view(l.rows, l.cols))
-                } else {
-                    (b1.view::<I::Lanes>(l.rows, l.cols), b0.view(l.rows, l.cols))
-                };
-                // As the pipeline does (`generate`'s steps phase): the destination needs only
-                // its guard rows zeroed, since every step writes each of its rows.
-                b.clear_guard_rows();
-                let mut counts = [0u64; 8];
-                for _ in 0..pass.repeat {
-                    let c = super::step_lanes(&mut a, &mut b, masks, pass.outside, pass.border);
-                    std::mem::swap(&mut a, &mut b);
-                    l.cur ^= 1;
-                    for (k, n) in counts.iter_mut().enumerate().take(<I::Lanes as Lane>::N) {
-                        *n = c.get(k);
-                    }
-                }
-                counts
-            }
-        }
         let simd = self.simd;
-        simd.run(T(self, pass))
+        crate::simd_run!(simd, <I> (
+            l: &'a mut Lanes = self,
+            pass: &'a crate::rule::Pass = pass,
+        ) -> [u64; 8] {
+            let masks = super::sync_moore(pass).expect("a sync Moore pass");
+            let [b0, b1] = &mut l.bufs;
+            let (mut a, mut b) = if l.cur == 0 {
+                (b0.view::<I::Lanes>(l.rows, l.cols), b1.view(l.rows, l.cols))
+            } else {
+                (b1.view::<I::Lanes>(l.rows, l.cols), b0.view(l.rows, l.cols))
+            };
+            // As the pipeline does (`generate`'s steps phase): the destination needs only
+            // its guard rows zeroed, since every step writes each of its rows.
+            b.clear_guard_rows();
+            let mut counts = [0u64; 8];
+            for _ in 0..pass.repeat {
+                let c = super::step_lanes(&mut a, &mut b, masks, pass.outside, pass.border);
+                std::mem::swap(&mut a, &mut b);
+                l.cur ^= 1;
+                for (k, n) in counts.iter_mut().enumerate().take(<I::Lanes as Lane>::N) {
+                    *n = c.get(k);
+                }
+            }
+            counts
+        })
     }
 
     /// Copy lanes `0..grids.len()` out to `grids`.
     pub fn store(&mut self, grids: &mut [Grid]) {
-        struct T<'a>(&'a mut Lanes, &'a mut [Grid]);
-        impl crate::simd::Task for T<'_> {
-            type Output = ();
-            #[inline(always)]
-            fn run<I: crate::simd::Isa>(self) {
-                let T(l, grids) = self;
-                let a = l.bufs[l.cur].view::<I::Lanes>(l.rows, l.cols);
-                a.lanes_to_grids(grids);
-            }
-        }
         let simd = self.simd;
-        simd.run(T(self, grids));
+        crate::simd_run!(simd, <I> (l: &'a mut Lanes = self, grids: &'a mut [Grid] = grids) -> () {
+            let a = l.bufs[l.cur].view::<I::Lanes>(l.rows, l.cols);
+            a.lanes_to_grids(grids);
+        });
     }
 }
 

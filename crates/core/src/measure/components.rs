@@ -23,6 +23,7 @@ use crate::grid::Grid;
 use crate::simd::{Isa, Lane, Simd, Task, pdep, pext};
 
 use super::Connectivity;
+use super::flood;
 
 /// Shape of a bit plane, mirroring [`Grid`]'s layout (guard words and guard rows).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -160,10 +161,7 @@ pub(crate) fn fill_row<I: Isa>(f: &[u64], seed: &[u64], out: &mut [u64]) {
     let (seed, out) = (&seed[..n], &mut out[..n]);
     let mut carry = 0u64;
     for i in 0..n {
-        let (a, c1) = f[i].overflowing_add(seed[i]);
-        let (b, c2) = a.overflowing_add(carry);
-        out[i] = ((b ^ f[i]) | seed[i]) & f[i];
-        carry = (c1 | c2) as u64;
+        (out[i], carry) = flood::fill_up_word(f[i], seed[i], carry);
         // Downward within the word; `out` keeps the seeds, so bit 0 of `down` below is only
         // set by a seed at or above it in this word.
         out[i] |= fill_down_word::<I>(f[i], seed[i]);
@@ -180,28 +178,15 @@ pub(crate) fn fill_row<I: Isa>(f: &[u64], seed: &[u64], out: &mut [u64]) {
     }
 }
 
-/// [`fill_row`] for a row of exactly `N` words, fully unrolled.
+/// [`fill_row`] for a row of exactly `N` words, fully unrolled: [`runs`] on the first `N`
+/// words of a 4-word row (the others 0).
 #[inline(always)]
 pub(crate) fn fill_row_n<I: Isa, const N: usize>(f: &[u64; 4], seed: &[u64; 4]) -> [u64; 4] {
-    let mut out = [0u64; 4];
-    let mut down = [0u64; 4];
-    let mut carry = 0u64;
-    for i in 0..N {
-        let (a, c1) = f[i].overflowing_add(seed[i]);
-        let (b, c2) = a.overflowing_add(carry);
-        down[i] = fill_down_word::<I>(f[i], seed[i]);
-        out[i] = (((b ^ f[i]) | seed[i]) & f[i]) | down[i];
-        carry = (c1 | c2) as u64;
-    }
-    let mut from_above = false;
-    for i in (0..N).rev() {
-        let fi = f[i];
-        if from_above && fi >> 63 == 1 {
-            out[i] |= !0u64 << (64 - fi.leading_ones());
-        }
-        from_above = (down[i] & 1 == 1) || (from_above && fi == !0);
-    }
-    out
+    let r = runs::<I, N>(
+        std::array::from_fn(|i| f[i]),
+        std::array::from_fn(|i| seed[i]),
+    );
+    std::array::from_fn(|i| if i < N { r[i] } else { 0 })
 }
 
 /// Four words starting at `o`.
@@ -340,15 +325,10 @@ unsafe fn row_at<const N: usize>(p: *const u64, o: usize) -> [u64; N] {
 /// boundary downward is completed by a select per word.
 #[inline(always)]
 fn runs<I: Isa, const N: usize>(f: [u64; N], c: [u64; N]) -> [u64; N] {
-    let mut out = [0u64; N];
-    let mut down = [0u64; N];
-    let mut carry = false;
+    let mut out = flood::fill_up::<u64, N>(f, c);
+    let down: [u64; N] = std::array::from_fn(|i| fill_down_word::<I>(f[i], c[i]));
     for i in 0..N {
-        let (a, c1) = f[i].overflowing_add(c[i]);
-        let (b, c2) = a.overflowing_add(carry as u64);
-        carry = c1 | c2;
-        down[i] = fill_down_word::<I>(f[i], c[i]);
-        out[i] = (((b ^ f[i]) | c[i]) & f[i]) | down[i];
+        out[i] |= down[i];
     }
     // A run reaching bit 0 of word i + 1 from a seed at or above continues at the top of word
     // i (and further down through all-floor words).
@@ -360,25 +340,6 @@ fn runs<I: Isa, const N: usize>(f: [u64; N], c: [u64; N]) -> [u64; N] {
             0u64.wrapping_sub(down[i] & 1) | (from_above & 0u64.wrapping_sub((f[i] == !0) as u64));
     }
     out
-}
-
-/// Cells `x` of a row spread to the cells that see them as a neighbour in the row above or
-/// below: themselves, and one column either side for 8-connectivity.
-#[inline(always)]
-fn spread<const N: usize, const EIGHT: bool>(a: [u64; N]) -> [u64; N] {
-    if !EIGHT {
-        return a;
-    }
-    std::array::from_fn(|i| {
-        let mut x = a[i] | (a[i] << 1) | (a[i] >> 1);
-        if i > 0 {
-            x |= a[i - 1] >> 63;
-        }
-        if i + 1 < N {
-            x |= a[i + 1] << 63;
-        }
-        x
-    })
 }
 
 /// Whether row `o` has unclaimed floor next to the cells `x` newly claimed in a row beside it.
@@ -423,7 +384,7 @@ impl Narrow<'_> {
                 row_at::<N>(self.s, o + self.stride),
             )
         };
-        let near = spread::<N, EIGHT>(std::array::from_fn(|i| up[i] | dn[i]));
+        let near = flood::spread::<u64, N, EIGHT>(std::array::from_fn(|i| up[i] | dn[i]));
         std::array::from_fn(|i| near[i] & fw[i] & !cur[i])
     }
 
@@ -440,7 +401,7 @@ impl Narrow<'_> {
         // SAFETY: as above.
         unsafe { std::ptr::write_unaligned(self.s.add(o) as *mut [u64; N], row) };
         self.size += new.iter().map(|w| w.count_ones()).sum::<u32>();
-        let x = spread::<N, EIGHT>(new);
+        let x = flood::spread::<u64, N, EIGHT>(new);
         for q in [b - 1, b + 1] {
             // SAFETY: row q - 1 is a grid row (guard rows are skipped).
             if q != 0 && q != self.rows + 1 && unsafe { gains::<N>(self.f, self.s, self.at(q), x) }

@@ -44,6 +44,7 @@
 
 use super::Connectivity;
 use super::components::Flood;
+use super::flood;
 use crate::kernel::batch::LaneBuf;
 use crate::simd::{Isa, Lane, Simd, Task};
 
@@ -457,53 +458,15 @@ fn ld<V: Lane, const N: usize>(v: &[V], p: usize) -> [V; N] {
 /// the mirrored seeds, mirrored back. About 12 operations per word per direction.
 #[inline(always)]
 fn runs<V: Lane, const N: usize>(f: [V; N], rf: [V; N], seed: [V; N]) -> [V; N] {
-    let up = fill_up::<V, N>(f, seed);
+    let up = flood::fill_up::<V, N>(f, seed);
     let mut rseed = [V::ZERO; N];
     for i in 0..N {
         rseed[i] = seed[N - 1 - i].reverse_bits();
     }
-    let rup = fill_up::<V, N>(rf, rseed);
+    let rup = flood::fill_up::<V, N>(rf, rseed);
     let mut out = up;
     for i in 0..N {
         out[i] |= rup[N - 1 - i].reverse_bits();
-    }
-    out
-}
-
-/// Each floor run of `f` (a row of `N` words, word 0 lowest) from its lowest bit of `seed`
-/// upward. `f + seed` as one `64 N`-bit number: the carry from a run's lowest seed clears the
-/// run above it and stops at the first non-floor bit, so `(f + seed) ^ f` (with the seeds, which
-/// the carry passes over) is the fill. The carry out of a word is the majority of its top bits
-/// `f`, `seed` and the carry into bit 63 (`f ^ seed ^ sum`): `(f & seed | (f | seed) & !sum) >> 63`.
-#[inline(always)]
-fn fill_up<V: Lane, const N: usize>(f: [V; N], seed: [V; N]) -> [V; N] {
-    let mut carry = V::ZERO;
-    let mut out = [V::ZERO; N];
-    for i in 0..N {
-        let t = f[i].add(seed[i]).add(carry);
-        carry = ((f[i] & seed[i]) | ((f[i] | seed[i]) & !t)).shr(63);
-        out[i] = ((t ^ f[i]) | seed[i]) & f[i];
-    }
-    out
-}
-
-/// Cells of a row spread to the cells that see them from the row above or below: themselves,
-/// and one column either side for 8-connectivity.
-#[inline(always)]
-fn spread<V: Lane, const N: usize, const EIGHT: bool>(a: [V; N]) -> [V; N] {
-    if !EIGHT {
-        return a;
-    }
-    let mut out = [V::ZERO; N];
-    for i in 0..N {
-        let mut x = a[i] | a[i].shl(1) | a[i].shr(1);
-        if i > 0 {
-            x |= a[i - 1].shr(63);
-        }
-        if i + 1 < N {
-            x |= a[i + 1].shl(63);
-        }
-        out[i] = x;
     }
     out
 }
@@ -558,7 +521,7 @@ fn row_step<V: Lane, const N: usize, const EIGHT: bool, const DOWN: bool>(
     for i in 0..N {
         near[i] = above[i] | below[i];
     }
-    let near = spread::<V, N, EIGHT>(near);
+    let near = flood::spread::<V, N, EIGHT>(near);
     let mut seed = cur;
     let mut any = V::ZERO;
     for i in 0..N {
@@ -577,7 +540,7 @@ fn row_step<V: Lane, const N: usize, const EIGHT: bool, const DOWN: bool>(
     for i in 0..N {
         new[i] = got[i] & !cur[i];
     }
-    let new = spread::<V, N, EIGHT>(new);
+    let new = flood::spread::<V, N, EIGHT>(new);
     let (fq, sq) = (ld::<V, N>(f, q), ld::<V, N>(s, q));
     let mut gain = V::ZERO;
     for i in 0..N {

@@ -21,6 +21,7 @@ use crate::grid::Grid;
 
 mod bfs;
 mod components;
+mod flood;
 mod lanes;
 mod lazy;
 mod metrics;

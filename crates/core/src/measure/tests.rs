@@ -763,22 +763,19 @@ fn bridge_hand_worked_corridor() {
 /// Put `grids` (one shape) into the lanes of `buf` as the generator's batch buffer holds them
 /// (guards and padding zero), on `simd`'s lane width.
 fn load_lanes(simd: crate::simd::Simd, buf: &mut crate::kernel::batch::LaneBuf, grids: &[Grid]) {
-    struct T<'a>(&'a mut crate::kernel::batch::LaneBuf, &'a [Grid]);
-    impl crate::simd::Task for T<'_> {
-        type Output = ();
-        #[inline(always)]
-        fn run<I: crate::simd::Isa>(self) {
-            let (rows, cols) = (self.1[0].rows(), self.1[0].cols());
-            let mut v = self.0.view::<I::Lanes>(rows, cols);
-            // Stale data everywhere first: the lanes must not depend on what the buffer held.
-            v.raw_mut().fill(<I::Lanes as crate::simd::Lane>::ONES);
-            v.clear_edges();
-            for (k, g) in self.1.iter().enumerate() {
-                v.grid_to_lane(k, g);
-            }
+    crate::simd_run!(simd, <I> (
+        buf: &'a mut crate::kernel::batch::LaneBuf = buf,
+        grids: &'a [Grid] = grids,
+    ) -> () {
+        let (rows, cols) = (grids[0].rows(), grids[0].cols());
+        let mut v = buf.view::<I::Lanes>(rows, cols);
+        // Stale data everywhere first: the lanes must not depend on what the buffer held.
+        v.raw_mut().fill(<I::Lanes as crate::simd::Lane>::ONES);
+        v.clear_edges();
+        for (k, g) in grids.iter().enumerate() {
+            v.grid_to_lane(k, g);
         }
-    }
-    simd.run(T(buf, grids));
+    });
 }
 
 fn lane_cols_strategy() -> impl Strategy<Value = usize> {

@@ -79,6 +79,16 @@ pub unsafe trait Lane:
     fn maj(self, b: Self, c: Self) -> Self {
         (self & b) | (c & (self | b))
     }
+    /// `self + o + carry` word by word, and the carry out of each word (`carry` and the carry
+    /// out are 0 or 1 per word): the link of a multi-word addition chained across the words of
+    /// a row. Vectors have no carry flag, so the carry out is the majority of the top bits of
+    /// `self`, `o` and the carry into bit 63 (`self ^ o ^ sum`): `maj(self, o, !sum) >> 63`.
+    /// A plain `u64` overrides it with the flag (`adc`).
+    #[inline(always)]
+    fn add_carry(self, o: Self, carry: Self) -> (Self, Self) {
+        let t = self.add(o).add(carry);
+        (t, self.maj(o, !t).shr(63))
+    }
     /// Reverse the bits of every word (bit `j` to bit `63 - j`): the measuring floods fill
     /// runs downward as an upward fill of the mirrored row.
     fn reverse_bits(self) -> Self;
@@ -171,6 +181,12 @@ unsafe impl Lane for u64 {
     #[inline(always)]
     fn add(self, o: u64) -> u64 {
         self.wrapping_add(o)
+    }
+    #[inline(always)]
+    fn add_carry(self, o: u64, carry: u64) -> (u64, u64) {
+        let (a, c1) = self.overflowing_add(o);
+        let (b, c2) = a.overflowing_add(carry);
+        (b, (c1 | c2) as u64)
     }
     #[inline(always)]
     fn any(self) -> bool {
@@ -821,6 +837,16 @@ mod tests {
             let z = x.rotate_left(17) ^ y;
             let c = V::from_fn(|j| a.get(j).rotate_left(17) ^ b.get(j));
             assert_eq!(a.maj(b, c).get(i), (x & y) | (x & z) | (y & z));
+            // The carry chain's link, against 128-bit arithmetic, with carries in of 0 and 1
+            // and the edge words (a carry out of all-ones plus a carry in).
+            for (p, q) in [(x, y), (!0, 0), (!0, !0), (1 << 63, 1 << 63), (0, 0)] {
+                for cin in [0u64, 1] {
+                    let (pv, qv) = (V::splat(p), V::splat(q));
+                    let (t, c) = pv.add_carry(qv, V::splat(cin));
+                    let want = p as u128 + q as u128 + cin as u128;
+                    assert_eq!((t.get(i), c.get(i)), (want as u64, (want >> 64) as u64));
+                }
+            }
             assert_eq!(b.reverse_bits().get(i), y.reverse_bits());
         }
         assert!(a.any() && !V::ZERO.any() && V::ONES.any());
@@ -840,23 +866,16 @@ mod tests {
         assert_eq!(V::splat(9).words(), &vec![9u64; V::N][..]);
     }
 
-    struct Check;
-    impl crate::simd::Task for Check {
-        type Output = ();
-        #[inline(always)]
-        fn run<I: crate::simd::Isa>(self) {
-            check::<I::Lanes>();
-            check::<I::Row>();
-        }
-    }
-
     #[test]
     fn lane_ops_are_word_wise() {
         check::<u64>();
         check::<W1>();
         check::<W2>();
         for simd in crate::simd::Simd::available() {
-            simd.run(Check);
+            crate::simd_run!(simd, <I> () -> () {
+                check::<I::Lanes>();
+                check::<I::Row>();
+            });
         }
     }
 }
