@@ -10,7 +10,7 @@ use std::time::Duration;
 use cavesweep::generate::Generator;
 use cavesweep::measure::{EMPTY_VALUES, MetricSet};
 use cavesweep::presets::preset;
-use cavesweep::query::{Costs, Expr, Plan};
+use cavesweep::query::{Costs, Expr, QueryPlan};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 const SEEDS: std::ops::Range<u64> = 0..64;
@@ -21,7 +21,7 @@ fn bench(c: &mut Criterion) {
     let query: Expr = "floor_fraction>=0.99 && components<=2 && min_width>=2"
         .parse()
         .unwrap();
-    let plan = Plan::new(&query, &Costs::estimated(), &[]);
+    let plan = QueryPlan::new(&query, &Costs::estimated(), &[]);
     let metrics = query.metrics();
     let mut group = c.benchmark_group("search_64_caves");
     group

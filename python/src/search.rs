@@ -229,11 +229,11 @@ fn run(
     prior: &[ChunkRecord],
     threads: usize,
     progress: Option<Bound<'_, PyAny>>,
-) -> PyResult<(cavesweep::search::Report, Vec<Match>)> {
+) -> PyResult<(cavesweep::search::SearchSummary, Vec<Match>)> {
     let stop = AtomicBool::new(false);
     let counts = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
     let rows = Mutex::new(Vec::new());
-    let work = || -> Result<(cavesweep::search::Report, Option<OutFile>), PyErr> {
+    let work = || -> Result<(cavesweep::search::SearchSummary, Option<OutFile>), PyErr> {
         let mut sink = Collect {
             search,
             rows: Vec::new(),
@@ -292,7 +292,7 @@ fn result<'py>(
     py: Python<'py>,
     search: &Search,
     rows: &[Match],
-    report: &cavesweep::search::Report,
+    report: &cavesweep::search::SearchSummary,
     threads: usize,
     resumed: usize,
     command: &str,

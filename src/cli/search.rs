@@ -325,7 +325,7 @@ fn open_dest<'s>(
 /// search exits 130.
 fn summary(
     a: &SearchArgs,
-    report: &cavesweep::search::Report,
+    report: &cavesweep::search::SearchSummary,
     out: Option<Box<OutFile>>,
     threads: usize,
 ) -> Result<()> {

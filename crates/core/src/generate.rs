@@ -73,7 +73,7 @@ pub struct Cave<'a> {
 
 /// How the caves of a recipe are made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Plan {
+enum Route {
     /// One cave at a time.
     Single,
     /// The fill in lanes; the passes in lanes too if `steps`, else per cave after copying out.
@@ -101,7 +101,7 @@ pub struct Generator {
     recipe: Recipe,
     cfg: MeasureConfig,
     simd: Simd,
-    plan: Plan,
+    route: Route,
     stepper: Stepper,
     measurer: Measurer,
     /// The two batch buffers (a step reads one and writes the other).
@@ -113,7 +113,7 @@ pub struct Generator {
     /// The streams of the caves in flight, one per lane.
     rngs: Vec<CaveRng>,
     /// The batch buffer holding the last batch's final caves, when they can be measured there
-    /// ([`Measurer::begin_batch`]): lane plans whose passes all ran in lanes, no post-steps.
+    /// ([`Measurer::begin_batch`]): lane routes whose passes all ran in lanes, no post-steps.
     measure_in: Option<usize>,
     /// With `measure_in`: whether the slots' grids hold the batch (else they are stale, and
     /// [`Generated::grid`] copies a cave out when asked).
@@ -139,12 +139,12 @@ impl Generator {
         simd: Simd,
     ) -> Result<Generator, RecipeError> {
         recipe.validate()?;
-        let plan = Generator::plan(recipe, simd)?;
+        let route = Generator::route(recipe, simd)?;
         let mut g = Generator {
             recipe: recipe.clone(),
             cfg: Generator::config(recipe, metrics),
             simd,
-            plan,
+            route,
             stepper: Stepper::with_simd(simd),
             measurer: Measurer::with_simd(simd),
             lanes: Default::default(),
@@ -165,7 +165,7 @@ impl Generator {
     /// unchanged: a sweep worker moves from grid point to grid point without reallocating.
     pub fn set_recipe(&mut self, recipe: Recipe, metrics: MetricSet) -> Result<(), RecipeError> {
         recipe.validate()?;
-        self.plan = Generator::plan(&recipe, self.simd)?;
+        self.route = Generator::route(&recipe, self.simd)?;
         self.cfg = Generator::config(&recipe, metrics);
         self.recipe = recipe;
         self.fit_slots()
@@ -181,7 +181,7 @@ impl Generator {
     }
 
     /// How `recipe`'s caves are made on `simd` (see the module docs).
-    fn plan(recipe: &Recipe, simd: Simd) -> Result<Plan, RecipeError> {
+    fn route(recipe: &Recipe, simd: Simd) -> Result<Route, RecipeError> {
         let wpr = recipe.cols.div_ceil(64);
         let bytes = (recipe.rows + 2) * (wpr + 2) * 8 * simd.lanes();
         let lane_passes = !recipe.passes.is_empty()
@@ -190,23 +190,23 @@ impl Generator {
                 .iter()
                 .all(|p| kernel::lane_pass(p, recipe.rows));
         Ok(match (recipe.fill, recipe.rng) {
-            (Fill::Bernoulli { p }, RngKind::Xoshiro) if bytes <= MAX_BATCH_BYTES => Plan::Lanes {
+            (Fill::Bernoulli { p }, RngKind::Xoshiro) if bytes <= MAX_BATCH_BYTES => Route::Lanes {
                 th: Threshold::new(p).map_err(|e| RecipeError::Key {
                     key: "fill".into(),
                     msg: e.to_string(),
                 })?,
                 steps: lane_passes,
             },
-            _ if bytes <= MAX_BATCH_BYTES && lane_passes && simd.lanes() > 1 => Plan::GridLanes,
-            _ => Plan::Single,
+            _ if bytes <= MAX_BATCH_BYTES && lane_passes && simd.lanes() > 1 => Route::GridLanes,
+            _ => Route::Single,
         })
     }
 
     /// One slot (grid, trajectory, stream) per cave of a batch, shaped like the recipe.
     fn fit_slots(&mut self) -> Result<(), RecipeError> {
-        let n = match self.plan {
-            Plan::Single => 1,
-            Plan::Lanes { .. } | Plan::GridLanes => self.simd.lanes(),
+        let n = match self.route {
+            Route::Single => 1,
+            Route::Lanes { .. } | Route::GridLanes => self.simd.lanes(),
         };
         let (rows, cols) = (self.recipe.rows, self.recipe.cols);
         if self
@@ -252,7 +252,7 @@ impl Generator {
     /// `0..seeds.len()`: grid and wall-fraction trajectory, post-steps included. No metrics.
     ///
     /// `ths[k]` is cave `k`'s fill probability when the caves come from several grid points
-    /// ([`Generator::generate_points`]; lane plans only); `None` means the recipe's own.
+    /// ([`Generator::generate_points`]; lane routes only); `None` means the recipe's own.
     ///
     /// `copy`: copy every cave out of the lanes into its slot's grid. Without it, a batch that
     /// can be measured in its lanes (`measure_in` set) is left there, its slots' grids stale:
@@ -267,17 +267,17 @@ impl Generator {
         debug_assert_eq!(seeds.len(), ths.len());
         let cells = (self.recipe.rows * self.recipe.cols) as f64;
         self.measure_in = None;
-        match self.plan {
-            Plan::Single => self.make_one(0, seeds[0], None)?,
+        match self.route {
+            Route::Single => self.make_one(0, seeds[0], None)?,
             // A short tail of a range (10 seeds per grid point = a batch of 8 and a batch of 2)
             // is cheaper one cave at a time than in a batch whose other lanes are thrown away:
             // the caves are the same (see [`crate::fill`]'s stream layout).
-            Plan::Lanes { .. } | Plan::GridLanes if seeds.len() < tail_max(self.slots.len()) => {
+            Route::Lanes { .. } | Route::GridLanes if seeds.len() < tail_max(self.slots.len()) => {
                 for (k, &seed) in seeds.iter().enumerate() {
                     self.make_one(k, seed, ths[k])?;
                 }
             }
-            Plan::GridLanes => {
+            Route::GridLanes => {
                 let t = self.timing.as_ref().map(|_| Instant::now());
                 for (k, &seed) in seeds.iter().enumerate() {
                     self.fill_one(k, seed, ths[k])?;
@@ -285,7 +285,7 @@ impl Generator {
                 if let (Some(t), Some(times)) = (t, self.timing.as_mut()) {
                     times.fill += t.elapsed();
                 }
-                // Measured in the lanes when nothing follows the passes, as the lanes plan is.
+                // Measured in the lanes when nothing follows the passes, as the lanes route is.
                 let in_lanes =
                     self.recipe.post.is_empty() && Measurer::batch_supported(self.recipe.cols);
                 let phases: &[Phase] = if copy || !in_lanes {
@@ -300,7 +300,7 @@ impl Generator {
                     self.copied = copy;
                 }
             }
-            Plan::Lanes { th, steps } => {
+            Route::Lanes { th, steps } => {
                 let (mut lane_ths, mut lane_seeds) = ([th; 8], [0u64; 8]);
                 for k in 0..8 {
                     // Lanes past the seeds run a throwaway cave (the last seed again). The
@@ -493,7 +493,7 @@ impl Generator {
     /// draws as many levels per word as this one's ([`Threshold::shares_lanes`]), and this
     /// recipe must be made in lanes at all.
     pub fn lane_probability(&self, other: &Recipe) -> Option<f64> {
-        let Plan::Lanes { th, .. } = self.plan else {
+        let Route::Lanes { th, .. } = self.route else {
             return None;
         };
         // Every field that shapes a cave or its measuring, named so that a new field must be
@@ -526,7 +526,7 @@ impl Generator {
     /// probability replaced by `p` (what a grid point differing only in `fill` has), without
     /// building and comparing that recipe: a grid of 100,000 points asks this once per point.
     pub fn lane_probability_of(&self, p: f64) -> Option<f64> {
-        let Plan::Lanes { th, .. } = self.plan else {
+        let Route::Lanes { th, .. } = self.route else {
             return None;
         };
         let Fill::Bernoulli { .. } = self.recipe.fill else {
@@ -549,7 +549,7 @@ impl Generator {
         jobs: &[(f64, std::ops::Range<u64>)],
         mut visit: impl FnMut(usize, &mut Generated<'_>) -> ControlFlow<()>,
     ) -> Result<ControlFlow<()>, FillError> {
-        let Plan::Lanes { th, .. } = self.plan else {
+        let Route::Lanes { th, .. } = self.route else {
             // One cave at a time: nothing to share; only the recipe's own probability.
             let mut flow = ControlFlow::Continue(());
             for (j, (p, seeds)) in jobs.iter().enumerate() {
@@ -663,7 +663,7 @@ fn run_passes(stepper: &mut Stepper, passes: &[Pass], slot: &mut Slot, cells: f6
 enum Phase {
     /// The fill, into buffer 0 (the wall fraction starts each trajectory).
     Fill,
-    /// The slots' filled grids loaded into buffer 0 ([`Plan::GridLanes`]).
+    /// The slots' filled grids loaded into buffer 0 ([`Route::GridLanes`]).
     Load,
     /// Every pass (each one [`kernel::lane_pass`]), from buffer `cur` back and forth.
     Steps,

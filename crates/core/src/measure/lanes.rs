@@ -59,7 +59,7 @@ pub(crate) fn supported(cols: usize) -> bool {
 /// The batch's lane planes and what has been measured on them, per lane. Reused from batch to
 /// batch (no allocation once grown).
 #[derive(Debug, Clone)]
-pub(crate) struct Batch {
+pub(crate) struct BatchPlanes {
     simd: Simd,
     rows: usize,
     cols: usize,
@@ -67,7 +67,7 @@ pub(crate) struct Batch {
     prepared: bool,
     flooded: bool,
     /// Every lane's cave is expected to ask for its spawn's component (a batch of a search's
-    /// survivors, [`Batch::begin_dense`]): `min_width` takes it from the lane flood.
+    /// survivors, [`BatchPlanes::begin_dense`]): `min_width` takes it from the lane flood.
     dense: bool,
     /// Per lane: boundary, FLOOR cells, cells of the flooded component.
     boundary: [u64; 8],
@@ -83,9 +83,9 @@ pub(crate) struct Batch {
     rest: Flood,
 }
 
-impl Default for Batch {
-    fn default() -> Batch {
-        Batch {
+impl Default for BatchPlanes {
+    fn default() -> BatchPlanes {
+        BatchPlanes {
             simd: Simd::active(),
             rows: 0,
             cols: 0,
@@ -116,7 +116,7 @@ pub(crate) struct SpawnLane {
     pub exit_in: bool,
 }
 
-impl Batch {
+impl BatchPlanes {
     /// Start a new batch: `rows x cols` caves in the lanes of `simd`'s widest vector (as the
     /// generator's batch buffer holds them); forget what was measured before.
     pub fn begin(&mut self, simd: Simd, rows: usize, cols: usize) {
@@ -130,9 +130,9 @@ impl Batch {
         self.dense = false;
     }
 
-    /// [`Batch::begin`] for a batch whose caves all (or nearly all) need their spawn's component
+    /// [`BatchPlanes::begin`] for a batch whose caves all (or nearly all) need their spawn's component
     /// (a search's survivors gathered into one batch): then flooding every lane at once is the
-    /// cheap way to get it, `min_width` included ([`Batch::width_planes`]).
+    /// cheap way to get it, `min_width` included ([`BatchPlanes::width_planes`]).
     pub fn begin_dense(&mut self, simd: Simd, rows: usize, cols: usize) {
         self.begin(simd, rows, cols);
         self.dense = true;
@@ -143,7 +143,7 @@ impl Batch {
         self.simd.lanes()
     }
 
-    /// Whether this batch was begun with [`Batch::begin_dense`].
+    /// Whether this batch was begun with [`BatchPlanes::begin_dense`].
     pub fn dense(&self) -> bool {
         self.dense
     }
@@ -246,7 +246,7 @@ fn shape(rows: usize, cols: usize) -> (usize, usize) {
 
 /// Compute `F`, `RF`, zero `S`; per lane boundary and floor cells.
 struct Prepare<'a> {
-    b: &'a mut Batch,
+    b: &'a mut BatchPlanes,
     walls: &'a mut LaneBuf,
 }
 
@@ -332,7 +332,7 @@ fn prepare_in<V: Lane, const N: usize>(
 
 /// The lane flood of the module docs.
 struct FloodLanes<'a> {
-    b: &'a mut Batch,
+    b: &'a mut BatchPlanes,
     spawn: (usize, usize),
     exit: Option<(usize, usize)>,
     conn: Connectivity,
@@ -551,7 +551,7 @@ fn row_step<V: Lane, const N: usize, const EIGHT: bool, const DOWN: bool>(
 
 /// Load lane `k`'s floor outside the flooded component into the per-cave flood.
 struct Rest<'a> {
-    b: &'a mut Batch,
+    b: &'a mut BatchPlanes,
     k: usize,
 }
 
@@ -595,9 +595,9 @@ fn words<V: Lane>(v: &[V]) -> &[u64] {
 }
 
 /// Copy lane `k`'s `F` and `S` planes out as compact per-cave planes (see
-/// [`Batch::width_planes`]).
+/// [`BatchPlanes::width_planes`]).
 struct Extract<'a> {
-    b: &'a mut Batch,
+    b: &'a mut BatchPlanes,
     k: usize,
     f: &'a mut Vec<u64>,
     c: &'a mut Vec<u64>,

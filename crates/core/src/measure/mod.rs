@@ -322,7 +322,7 @@ pub struct Measurer {
     prev: Vec<u64>,
     post: post::PostScratch,
     /// The current batch's lane planes and per-lane results (see [`Measurer::begin_batch`]).
-    batch: lanes::Batch,
+    batch: lanes::BatchPlanes,
 }
 
 impl Measurer {

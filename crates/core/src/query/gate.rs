@@ -4,7 +4,7 @@
 //! All expressions of a [`Gate`] share one table of distinct clauses, so a clause written in
 //! several places (or twice in one expression) is one clause with one failure column. A sweep
 //! evaluates every clause of every cave ([`Gate::eval`]): it needs each clause's failure count
-//! anyway, so nothing is short-circuited here (that is [`super::Plan`]'s job).
+//! anyway, so nothing is short-circuited here (that is [`super::QueryPlan`]'s job).
 
 use std::fmt;
 use std::str::FromStr;

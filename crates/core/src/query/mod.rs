@@ -39,7 +39,7 @@ mod plan;
 pub use ast::{Clause, CmpOp, Expr};
 pub use gate::{Gate, GateArg, GateResult, MAX_CLAUSES, MAX_NAMED};
 pub use parse::{MAX_DEPTH, QueryError, parse};
-pub use plan::{ClauseInfo, Costs, Plan};
+pub use plan::{ClauseInfo, Costs, QueryPlan};
 
 #[cfg(test)]
 mod tests;

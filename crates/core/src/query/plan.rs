@@ -1,6 +1,6 @@
 //! Lazy, cost-ordered evaluation of a query: the heart of `cavesweep search`.
 //!
-//! A [`Plan`] evaluates a query on one cave asking for a metric only when a clause needs it,
+//! A [`QueryPlan`] evaluates a query on one cave asking for a metric only when a clause needs it,
 //! through a callback that computes and memoises it ([`crate::generate::Generated::metric`]).
 //! `&&` stops at the first false child and `||` at the first true one, so the order of the
 //! children decides what is computed. Each `&&`/`||` orders its children by
@@ -79,7 +79,7 @@ pub struct ClauseInfo {
 
 /// A query compiled for lazy, cost-ordered evaluation. See the module docs.
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub struct QueryPlan {
     expr: Expr,
     clauses: Vec<Clause>,
     root: Node,
@@ -93,10 +93,10 @@ fn smoothed(k: usize, n: usize) -> f64 {
     (k as f64 + 1.0) / (n as f64 + 2.0)
 }
 
-impl Plan {
+impl QueryPlan {
     /// Compile `expr`, ordering `&&`/`||` children by `costs` and by the pass rates observed on
     /// `sample` (caves with every metric of `expr` measured; may be empty).
-    pub fn new(expr: &Expr, costs: &Costs, sample: &[Values]) -> Plan {
+    pub fn new(expr: &Expr, costs: &Costs, sample: &[Values]) -> QueryPlan {
         let mut clauses = Vec::new();
         let root = Node::intern(expr, &mut clauses);
         let root = reorder(root, &clauses, costs, sample);
@@ -132,7 +132,7 @@ impl Plan {
                 }
             })
             .collect();
-        Plan {
+        QueryPlan {
             expr: expr.clone(),
             clauses,
             root,

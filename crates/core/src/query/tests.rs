@@ -238,7 +238,7 @@ fn gate_arguments() {
 fn plans_compute_only_what_decides() {
     use Metric::*;
     let q = p("path_length<40 && components<=3 && floor_fraction>=0.6");
-    let plan = Plan::new(&q, &Costs::estimated(), &[]);
+    let plan = QueryPlan::new(&q, &Costs::estimated(), &[]);
     assert_eq!(
         plan.ordered_expr().to_string(),
         "floor_fraction>=0.6 && components<=3 && path_length<40"
@@ -252,7 +252,7 @@ fn plans_compute_only_what_decides() {
     assert_eq!(asked, [FloorFraction]);
     // An || stops at its first true child; its cheap child goes first.
     let q = p("path_length<40 || floor_fraction>=0.6");
-    let plan = Plan::new(&q, &Costs::estimated(), &[]);
+    let plan = QueryPlan::new(&q, &Costs::estimated(), &[]);
     let mut asked = Vec::new();
     let v = vals(&[(FloorFraction, 0.7)]);
     assert!(plan.matches(|m| {
@@ -265,7 +265,7 @@ fn plans_compute_only_what_decides() {
         .map(|i| vals(&[(FloorFraction, 0.9), (Boundary, i as f64)]))
         .collect();
     let q = p("floor_fraction>=0.5 && boundary<10");
-    let plan = Plan::new(&q, &Costs::estimated(), &sample);
+    let plan = QueryPlan::new(&q, &Costs::estimated(), &sample);
     assert_eq!(
         plan.ordered_expr().to_string(),
         "boundary<10 && floor_fraction>=0.5"
@@ -396,7 +396,7 @@ proptest! {
         sample in prop::collection::vec(arb_values(), 0..12),
         costs in prop::array::uniform9(1.0f64..10_000.0),
     ) {
-        let plan = Plan::new(&e, &Costs { ns: costs }, &sample);
+        let plan = QueryPlan::new(&e, &Costs { ns: costs }, &sample);
         let gate: Gate = Gate::new([GateArg { name: None, expr: e.clone() }]).unwrap();
         let named = Gate::new([GateArg { name: Some("n".into()), expr: e.clone() }]).unwrap();
         let metrics = e.metrics();

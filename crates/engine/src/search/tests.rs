@@ -45,7 +45,7 @@ fn spec(query: &str, seeds: Seeds, mode: Mode, chunk: u64) -> SearchSpec {
     }
 }
 
-fn run_search(s: &Search, threads: usize, prior: &[ChunkRecord]) -> (Report, VecSink) {
+fn run_search(s: &Search, threads: usize, prior: &[ChunkRecord]) -> (SearchSummary, VecSink) {
     let mut sink = VecSink::default();
     let r = s
         .run(threads, &AtomicBool::new(false), prior, &mut sink)

@@ -34,7 +34,7 @@ use rayon::prelude::*;
 use super::engine::{self, ChunkResult, ChunkStats, Closed, Mode, Worker};
 use super::output;
 use super::stats::PointStats;
-use super::{Outcome, PerSeed, Plan, Report, RunOptions, Shard, SweepError};
+use super::{Outcome, PerSeed, Plan, RunOptions, Shard, SweepError, SweepSummary};
 use crate::failpoint;
 use crate::fanout;
 use crate::store::files::{self, FileRecord, Output};
@@ -280,8 +280,8 @@ impl<'p> SweepState<'p> {
         Ok(st)
     }
 
-    fn report(&self, outcome: Outcome, before: u64, start: Instant) -> Report {
-        Report {
+    fn summary(&self, outcome: Outcome, before: u64, start: Instant) -> SweepSummary {
+        SweepSummary {
             outcome,
             seeds_run: self.seeds_done - before,
             seeds_done: self.seeds_done,
@@ -298,11 +298,11 @@ impl<'p> SweepState<'p> {
         mut self,
         opts: &RunOptions,
         progress: &mut dyn FnMut(u64, u64),
-    ) -> Result<Report, SweepError> {
+    ) -> Result<SweepSummary, SweepError> {
         let start = Instant::now();
         let before = self.seeds_done;
         if self.verified {
-            return Ok(self.report(Outcome::Complete, before, start));
+            return Ok(self.summary(Outcome::Complete, before, start));
         }
         progress(self.seeds_done, self.seeds_total);
         let plan = self.plan;
@@ -311,7 +311,7 @@ impl<'p> SweepState<'p> {
             self.redo_rows(opts.threads, stop)?;
             if stop.load(std::sync::atomic::Ordering::Relaxed) {
                 self.checkpoint(true)?;
-                return Ok(self.report(Outcome::Interrupted, before, start));
+                return Ok(self.summary(Outcome::Interrupted, before, start));
             }
         }
         if !self.is_complete() {
@@ -355,10 +355,10 @@ impl<'p> SweepState<'p> {
         }
         if self.is_complete() {
             self.finish()?;
-            Ok(self.report(Outcome::Complete, before, start))
+            Ok(self.summary(Outcome::Complete, before, start))
         } else {
             self.checkpoint(true)?;
-            Ok(self.report(Outcome::Interrupted, before, start))
+            Ok(self.summary(Outcome::Interrupted, before, start))
         }
     }
 
