@@ -108,7 +108,7 @@ fn bad_input_gives_one_line_errors() {
         &["run", "--set", "rows=50000", "--set", "cols=50000"],
         "too large",
     );
-    assert_clean_error(&["run", "--set", "colour=red"], "unknown --set key");
+    assert_clean_error(&["run", "--set", "colour=red"], "unknown recipe key");
     assert_clean_error(&["run", "--set", "steps"], "KEY=VALUE");
     assert_clean_error(&["run", "--set", "spawn=500,1"], "spawn");
     assert_clean_error(&["run", "--set", "outside=torus"], "outside");

@@ -26,11 +26,32 @@ mod recipe;
 mod search;
 mod sweep;
 
-/// Python's words for the library's [`Remedy`](cavesweep::error::Remedy) advice.
+/// Python's words for the library's [`Remedy`](cavesweep::error::Remedy) advice and the
+/// settings its messages name: the keyword arguments.
 pub(crate) const WORDS: cavesweep::error::Words = cavesweep::error::Words {
     another_out: "another out=",
     force: "force=True",
+    param: keyword,
+    joined: true,
 };
+
+/// The keyword argument of a setting a library message names (an override is a keyword of its
+/// own, `spawn=...`: no prefix).
+fn keyword(p: cavesweep::error::Param) -> &'static str {
+    use cavesweep::error::Param;
+    match p {
+        Param::Seeds => "seeds=",
+        Param::SeedsFrom => "seeds_from=",
+        Param::PerSeed => "per_seed=",
+        Param::Chunk => "chunk=",
+        Param::Vary => "vary=",
+        Param::Shard => "shard=",
+        Param::Out => "out=",
+        Param::Limit => "limit=",
+        Param::Top => "top=",
+        Param::Set => "",
+    }
+}
 
 /// A library error as one line ([`cavesweep::error::line()`]), advice in Python's words.
 pub(crate) fn error_line(e: &(dyn std::error::Error + 'static)) -> String {

@@ -85,28 +85,28 @@ fn mode(
 ) -> PyResult<Mode> {
     let err = |m: &str| Err(PyValueError::new_err(m.to_string()));
     let mode = match (limit, top, by) {
-        (Some(_), Some(_), _) => return err("--limit and --top: give one of them"),
-        (Some(0), None, _) => return err("--limit must be at least 1"),
+        (Some(_), Some(_), _) => return err("limit= and top=: give one of them"),
+        (Some(0), None, _) => return Err(search_error(SearchError::LimitZero)),
         (Some(n), None, None) => Mode::Limit(n),
-        (None, Some(0), _) => return err("--top must be at least 1"),
-        (None, Some(_), None) => return err("--top needs --by METRIC (the metric to rank by)"),
+        (None, Some(0), _) => return Err(search_error(SearchError::TopZero)),
+        (None, Some(_), None) => return err("top= needs by= (the metric to rank by)"),
         (None, Some(k), Some(by)) => Mode::Top {
             k,
             by: by
                 .parse::<Metric>()
-                .map_err(|e| value_msg(format!("--by: {e}")))?,
+                .map_err(|e| value_msg(format!("by=: {e}")))?,
             order: match order {
                 None => Order::Desc,
                 Some(o) => o
                     .parse::<Order>()
-                    .map_err(|e| value_msg(format!("--order: {e}")))?,
+                    .map_err(|e| value_msg(format!("order=: {e}")))?,
             },
         },
-        (_, None, Some(_)) => return err("--by ranks the matches of --top K: give --top too"),
+        (_, None, Some(_)) => return err("by= ranks the matches of top=K: give top= too"),
         (None, None, None) => Mode::All,
     };
     if order.is_some() && top.is_none() {
-        return err("--order applies to --top: give --top K --by METRIC too");
+        return err("order= applies to top=: give top=K and by= too");
     }
     Ok(mode)
 }
@@ -349,7 +349,7 @@ fn _search<'py>(
         let threads = args::threads(threads)?;
         let parsed: Expr = query
             .parse()
-            .map_err(|e| value_msg(format!("--where: {e}")))?;
+            .map_err(|e| value_msg(format!("where=: {e}")))?;
         let limit = args::opt_uint(limit, "limit", 0, u64::MAX)?;
         let top = args::opt_uint(top, "top", 0, u64::MAX)?;
         let chunk = args::opt_uint(chunk, "chunk", 0, u64::MAX)?;
@@ -360,7 +360,7 @@ fn _search<'py>(
         let extra = match &metrics {
             Some(s) => s
                 .parse::<MetricSet>()
-                .map_err(|e| value_msg(format!("--metrics: {e}")))?,
+                .map_err(|e| value_msg(format!("metrics=: {e}")))?,
             None => MetricSet::EMPTY,
         };
         for p in [&out, &png_dir].into_iter().flatten() {
@@ -374,7 +374,7 @@ fn _search<'py>(
             .transpose()?;
         let (seed_set, seeds_text) = match (seeds, &seeds_from) {
             (Some(_), Some(_)) => {
-                return Err(value_msg("--seeds and --seeds-from: give one of them"));
+                return Err(value_msg("seeds= and seeds_from=: give one of them"));
             }
             (Some(args::SeedSet::Run(r)), _) => (Seeds::Range(r.range), Some(r.text)),
             (Some(args::SeedSet::List(v)), _) => (Seeds::list(v).map_err(search_error)?, None),
@@ -384,7 +384,7 @@ fn _search<'py>(
             ),
             (None, None) => {
                 return Err(value_msg(
-                    "give the seeds to search: --seeds A..B or --seeds-from FILE.csv",
+                    "give the seeds to search: seeds=A..B (or a count, a range) or seeds_from=FILE.csv",
                 ));
             }
         };

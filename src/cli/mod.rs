@@ -98,11 +98,42 @@ impl RecipeArgs {
     }
 }
 
-/// The command line's words for the library's [`Remedy`](cavesweep::error::Remedy) advice.
+/// The command line's words for the library's [`Remedy`](cavesweep::error::Remedy) advice and
+/// the settings its messages name.
 pub const WORDS: cavesweep::error::Words = cavesweep::error::Words {
     another_out: "another --out",
     force: "--force",
+    param: flag,
+    joined: false,
 };
+
+/// `s` parsed as a `T`, its error in the command line's words: clap's own parsing would print
+/// the library's (`shard "3/2"` where the user typed `--shard`).
+pub fn worded<T>(s: &str) -> Result<T, String>
+where
+    T: std::str::FromStr,
+    T::Err: std::error::Error + 'static,
+{
+    s.parse::<T>()
+        .map_err(|e| cavesweep::error::line(&e, &WORDS))
+}
+
+/// The flag of a setting a library message names.
+fn flag(p: cavesweep::error::Param) -> &'static str {
+    use cavesweep::error::Param;
+    match p {
+        Param::Seeds => "--seeds",
+        Param::SeedsFrom => "--seeds-from",
+        Param::PerSeed => "--per-seed",
+        Param::Chunk => "--chunk",
+        Param::Vary => "--vary",
+        Param::Shard => "--shard",
+        Param::Out => "--out",
+        Param::Limit => "--limit",
+        Param::Top => "--top",
+        Param::Set => "--set",
+    }
+}
 
 /// The error as one line for stderr ([`cavesweep::error::line()`]): the messages of its chain
 /// joined by `: `, then what to do about a refusal, in this command line's flags.

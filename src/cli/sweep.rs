@@ -21,7 +21,7 @@ pub struct SweepArgs {
     recipe: RecipeArgs,
     /// Vary a recipe key: `fill=0.40,0.45`, `fill=0.40:0.55:0.05` (inclusive, step),
     /// `steps=1..9` (half-open) or `steps=1..=8`. Several flags make the cartesian grid.
-    #[arg(long, value_name = "KEY=VALUES")]
+    #[arg(long, value_name = "KEY=VALUES", value_parser = super::worded::<Vary>)]
     vary: Vec<Vary>,
     /// Seeds to run: `0..200` (half-open: 200 seeds) or `0..=199`; bounds may be written `1e6` or
     /// `1_000_000` (`0..1e6`).
@@ -44,13 +44,13 @@ pub struct SweepArgs {
     #[arg(long)]
     threads: Option<usize>,
     /// Which caves get a row in seeds.csv: all, kept (passed the gate) or none.
-    #[arg(long, default_value = "kept", value_name = "all|kept|none")]
+    #[arg(long, default_value = "kept", value_name = "all|kept|none", value_parser = super::worded::<PerSeed>)]
     per_seed: PerSeed,
     /// Run shard K of N (1-based), several (`3,7,11/16`, `1-4/16`: one after another, each in
     /// its own folder), or `auto`/`auto/N`: from a Slurm job array (SLURM_ARRAY_TASK_*) or a
     /// Kubernetes Indexed Job (JOB_COMPLETION_INDEX), N shards dealt over the tasks (default:
     /// one per task). Combine the shard folders with `cavesweep merge`.
-    #[arg(long, value_name = "K/N|auto[/N]")]
+    #[arg(long, value_name = "K/N|auto[/N]", value_parser = super::worded::<ShardArg>)]
     shard: Option<ShardArg>,
     /// Seeds per chunk, the unit of work and of checkpointing (default: from the seed count).
     #[arg(long)]

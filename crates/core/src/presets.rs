@@ -194,7 +194,7 @@ mod tests {
         assert!(err("rows=0").contains("empty"));
         assert!(err("rows=100000").contains("too large"));
         assert!(err("spawn=200,3").starts_with("spawn:"));
-        assert!(err("colour=red").contains("unknown --set key"));
+        assert!(err("colour=red").contains("unknown recipe key"));
         assert!(err("steps").contains("KEY=VALUE"));
         // Exact-count fills keep their density when the shape changes.
         let mut n = preset("nethack-mines").unwrap();

@@ -61,10 +61,10 @@ pub enum RecipeError {
     #[error(transparent)]
     Grid(#[from] GridError),
     /// [`Recipe::set`] got a key that is not in [`KEYS`]; holds the key.
-    #[error("unknown --set key {0:?}; known keys: {keys}", keys = KEYS.join(", "))]
+    #[error("unknown recipe key {0:?}; known keys: {keys}", keys = KEYS.join(", "))]
     UnknownKey(String),
     /// [`Recipe::set_kv`] got a string without `=`; holds the whole string.
-    #[error("--set {0:?}: expected KEY=VALUE")]
+    #[error("{0:?} is not KEY=VALUE")]
     NotKeyValue(String),
 }
 

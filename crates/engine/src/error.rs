@@ -35,13 +35,136 @@ pub enum Remedy {
     Force,
 }
 
-/// A caller's names for choosing another output and for forcing.
+/// A setting of a sweep, a search or their output that a message names. The library names it
+/// by its field ([`Param::name`]); each caller spells it its own way through [`Words`] (the
+/// command line `--per-seed`, Python `per_seed=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Param {
+    /// The seed range.
+    Seeds,
+    /// The file of listed seeds.
+    SeedsFrom,
+    /// Which caves get a seed row.
+    PerSeed,
+    /// Seeds per chunk.
+    Chunk,
+    /// One axis of a parameter grid.
+    Vary,
+    /// Which shards of a split run this process runs.
+    Shard,
+    /// The output folder or file.
+    Out,
+    /// A search's match limit.
+    Limit,
+    /// A search's ranked matches.
+    Top,
+    /// An override of one recipe key: the library and Python name it by the key alone
+    /// ([`Words::set`]).
+    Set,
+}
+
+impl Param {
+    /// The library's name: the field of the spec or options that holds it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Param::Seeds => "seeds",
+            Param::SeedsFrom => "seeds_from",
+            Param::PerSeed => "per_seed",
+            Param::Chunk => "chunk",
+            Param::Vary => "vary",
+            Param::Shard => "shard",
+            Param::Out => "out",
+            Param::Limit => "limit",
+            Param::Top => "top",
+            Param::Set => "",
+        }
+    }
+}
+
+/// A caller's vocabulary: its names for choosing another output, for forcing, and for each
+/// [`Param`] a message names.
 #[derive(Debug, Clone, Copy)]
 pub struct Words {
     /// How to say "another output" (`another --out`, `another out=`).
     pub another_out: &'static str,
     /// How to say "force" (`--force`, `force=True`).
     pub force: &'static str,
+    /// How a setting is named when the message shows no value (`--shard`, `shard=`, `shard`).
+    pub param: fn(Param) -> &'static str,
+    /// Whether a setting and its value are written `name="value"` (Python's keywords, the
+    /// name then ends with `=`) rather than `name value` (flags, the library's field names).
+    pub joined: bool,
+}
+
+impl Words {
+    /// The library's own words: field names, and no advice spelled as a call
+    /// (what [`std::fmt::Display`] prints).
+    pub const LIBRARY: Words = Words {
+        another_out: "another output",
+        force: "force",
+        param: Param::name,
+        joined: false,
+    };
+
+    /// `p` alone: `--chunk`, `chunk=`.
+    pub fn name(&self, p: Param) -> &'static str {
+        (self.param)(p)
+    }
+
+    /// `p` with the text given for it, quoted: `--seeds "5..5"`, `seeds="5..5"`.
+    pub fn given(&self, p: Param, text: &str) -> String {
+        let text = cavesweep_core::quote::quote(text);
+        self.join(p, &text)
+    }
+
+    /// `p` with a value written as it is (a number, `auto/N`, `K/N`): `--shard auto/4`;
+    /// Python's keywords quote it (`shard="auto/4"`), as a value there is a string.
+    pub fn with(&self, p: Param, value: &str) -> String {
+        if self.joined {
+            self.given(p, value)
+        } else {
+            self.join(p, value)
+        }
+    }
+
+    /// An override of recipe key `key`: `--set spawn=Y,X`, `spawn=Y,X`.
+    pub fn set(&self, key: &str, value: &str) -> String {
+        match self.name(Param::Set) {
+            "" => format!("{key}={value}"),
+            set => format!("{set} {key}={value}"),
+        }
+    }
+
+    fn join(&self, p: Param, value: &str) -> String {
+        if self.joined {
+            format!("{}{value}", self.name(p))
+        } else {
+            format!("{} {value}", self.name(p))
+        }
+    }
+}
+
+/// An error whose message names settings: written in a caller's [`Words`]. Its `Display` is
+/// the message in [`Words::LIBRARY`].
+pub trait Worded {
+    /// The message (this error's own, not its causes') in `w`.
+    fn message(&self, w: &Words) -> String;
+}
+
+/// The message of `c` in `w`, when `c` is one of the errors that name settings.
+fn worded(c: &(dyn Error + 'static), w: &Words) -> Option<String> {
+    if let Some(e) = c.downcast_ref::<SweepError>() {
+        Some(e.message(w))
+    } else if let Some(e) = c.downcast_ref::<SearchError>() {
+        Some(e.message(w))
+    } else if let Some(e) = c.downcast_ref::<crate::sweep::shard::ShardError>() {
+        Some(e.message(w))
+    } else if let Some(e) = c.downcast_ref::<crate::sweep::vary::VaryError>() {
+        Some(e.message(w))
+    } else {
+        c.downcast_ref::<crate::sweep::merge::MergeError>()
+            .map(|e| e.message(w))
+    }
 }
 
 impl Remedy {
@@ -88,9 +211,10 @@ pub fn remedy(e: &(dyn Error + 'static)) -> Option<Remedy> {
     None
 }
 
-/// `e` as one line: [`text`], then the [`remedy`] in `words`.
+/// `e` as one line in `words`: its chain ([`text`], each message in the caller's names for
+/// settings), then the [`remedy`].
 pub fn line(e: &(dyn Error + 'static), words: &Words) -> String {
-    let mut line = text(e);
+    let mut line = text_in(e, words);
     if let Some(r) = remedy(e) {
         line.push_str("; ");
         line.push_str(&r.say(words));
@@ -103,12 +227,17 @@ pub fn line(e: &(dyn Error + 'static), words: &Words) -> String {
 /// with is skipped: cavesweep's errors never print their cause, but some other crates' errors
 /// do (and return it from `source()` too).
 pub fn text(e: &(dyn Error + 'static)) -> String {
+    text_in(e, &Words::LIBRARY)
+}
+
+/// [`text`] with the settings each message names in `words`.
+pub fn text_in(e: &(dyn Error + 'static), words: &Words) -> String {
     let mut line = String::new();
     let mut last = String::new();
     let mut cause = Some(e);
     while let Some(c) = cause {
-        let msg = c
-            .to_string()
+        let msg = worded(c, words)
+            .unwrap_or_else(|| c.to_string())
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" ");
@@ -130,13 +259,33 @@ mod tests {
     use super::*;
     use std::path::PathBuf;
 
+    fn flag(p: Param) -> &'static str {
+        match p {
+            Param::Seeds => "--seeds",
+            Param::Shard => "--shard",
+            Param::Chunk => "--chunk",
+            _ => "--other",
+        }
+    }
+    fn keyword(p: Param) -> &'static str {
+        match p {
+            Param::Seeds => "seeds=",
+            Param::Shard => "shard=",
+            Param::Chunk => "chunk=",
+            _ => "other=",
+        }
+    }
     const CLI: Words = Words {
         another_out: "another --out",
         force: "--force",
+        param: flag,
+        joined: false,
     };
     const PY: Words = Words {
         another_out: "another out=",
         force: "force=True",
+        param: keyword,
+        joined: true,
     };
 
     #[derive(Debug, thiserror::Error)]

@@ -417,7 +417,7 @@ impl FromStr for Expr {
                 s,
                 0,
                 format!(
-                    "{name}=... defines a named gate (sweep --gate NAME=EXPR); a query is an expression such as components<=3"
+                    "{name}=... defines a named gate (a sweep gate NAME=EXPR); a query is an expression such as components<=3"
                 ),
             ));
         }

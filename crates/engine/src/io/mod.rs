@@ -235,6 +235,7 @@ mod tests {
         let words = crate::error::Words {
             another_out: "another --out",
             force: "--force",
+            ..crate::error::Words::LIBRARY
         };
         let line = crate::error::line(&err, &words);
         assert!(

@@ -111,10 +111,7 @@ impl Checkpoint {
         // The folder's name is derived from --out, not given by the user: never reached
         // through a link someone put there.
         if std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
-            return Err(SearchError::Spec(format!(
-                "{} is a symbolic link, where the search keeps its checkpoint; cavesweep does not follow links it did not create: move it away",
-                dir.display()
-            )));
+            return Err(SearchError::CheckpointLink(dir.to_path_buf()));
         }
         let store = Store::open(dir, &id, force)?;
         let (n_chunks, _) = search.chunks();

@@ -40,6 +40,8 @@ use cavesweep_core::generate::Generator;
 use cavesweep_core::grid::Grid;
 use cavesweep_core::measure::{MeasureConfig, Metric, MetricSet, Stage, Values};
 use cavesweep_core::query::{Expr, QueryPlan};
+
+use crate::error::{Param, Worded, Words};
 use cavesweep_core::recipe::{Recipe, RecipeError};
 
 pub use calibrate::Calibration;
@@ -51,18 +53,44 @@ pub enum SearchError {
     /// The recipe is invalid.
     #[error(transparent)]
     Recipe(#[from] RecipeError),
-    /// The search asks for something impossible: `--limit 0` or `--top 0`, no seeds, a chunk size
-    /// out of range, a listed seed of `u64::MAX`, or a checkpoint folder that is a link. The
-    /// message says which.
-    #[error("{0}")]
-    Spec(String),
-    /// The `--seeds-from` file cannot be read or holds no valid seed column.
-    #[error("--seeds-from {path}: {msg}")]
+    /// A match limit of 0.
+    #[error("{}", self.message(&Words::LIBRARY))]
+    LimitZero,
+    /// Top 0 matches.
+    #[error("{}", self.message(&Words::LIBRARY))]
+    TopZero,
+    /// No seeds to search.
+    #[error("no seeds to search")]
+    NoSeeds,
+    /// A chunk size of 0 or over [`crate::sweep::MAX_CHUNK`].
+    #[error("{}", self.message(&Words::LIBRARY))]
+    Chunk,
+    /// A listed seed of `u64::MAX` (seed ranges are half-open, so no range can hold it).
+    #[error(
+        "seed {} is out of range (the largest seed is {})",
+        u64::MAX,
+        crate::sweep::MAX_SEED
+    )]
+    SeedPastMax,
+    /// The checkpoint folder is a symbolic link.
+    #[error(
+        "{} is a symbolic link, where the search keeps its checkpoint; cavesweep does not follow links it did not create: move it away",
+        .0.display()
+    )]
+    CheckpointLink(std::path::PathBuf),
+    /// The file of listed seeds cannot be read or holds no valid seed column.
+    #[error("{}", self.message(&Words::LIBRARY))]
     SeedsFrom {
         /// The file's path, as displayed.
         path: String,
         /// What is wrong with it (a line number where one applies).
         msg: String,
+    },
+    /// The file of listed seeds holds more than [`MAX_SEEDS_FROM`] seeds.
+    #[error("{}", self.message(&Words::LIBRARY))]
+    TooManyListed {
+        /// The file's path, as displayed.
+        path: String,
     },
     /// A match's picture cannot be written (or would be too large).
     #[error(transparent)]
@@ -81,6 +109,30 @@ pub enum SearchError {
         /// What the operating system reported.
         source: std::io::Error,
     },
+}
+
+impl Worded for SearchError {
+    fn message(&self, w: &Words) -> String {
+        let bare = |p: Param| w.name(p).trim_end_matches('=');
+        match self {
+            SearchError::LimitZero => format!("{} must be at least 1", bare(Param::Limit)),
+            SearchError::TopZero => format!("{} must be at least 1", bare(Param::Top)),
+            SearchError::Chunk => format!(
+                "{} must be from 1 to {} seeds",
+                bare(Param::Chunk),
+                crate::sweep::MAX_CHUNK
+            ),
+            SearchError::SeedsFrom { path, msg } => {
+                format!("{}: {msg}", w.with(Param::SeedsFrom, path))
+            }
+            SearchError::TooManyListed { path } => format!(
+                "{}: more than {MAX_SEEDS_FROM} seeds: search a range with {}, or split the file",
+                w.with(Param::SeedsFrom, path),
+                w.with(Param::Seeds, "A..B")
+            ),
+            e => e.to_string(),
+        }
+    }
 }
 
 impl SearchError {
@@ -146,11 +198,7 @@ impl Seeds {
     /// half-open, so no range can hold it).
     pub fn list(mut seeds: Vec<u64>) -> Result<Seeds, SearchError> {
         if seeds.contains(&u64::MAX) {
-            return Err(SearchError::Spec(format!(
-                "seed {} is out of range (the largest seed is {})",
-                u64::MAX,
-                crate::sweep::MAX_SEED
-            )));
+            return Err(SearchError::SeedPastMax);
         }
         seeds.sort_unstable();
         seeds.dedup();
@@ -196,9 +244,9 @@ pub fn read_seeds(path: &Path) -> Result<Vec<u64>, SearchError> {
             ))
         })?;
         if seeds.len() == MAX_SEEDS_FROM {
-            return Err(err(format!(
-                "more than {MAX_SEEDS_FROM} seeds: search a range with --seeds A..B, or split the file"
-            )));
+            return Err(SearchError::TooManyListed {
+                path: path.display().to_string(),
+            });
         }
         seeds.push(seed);
     }
@@ -546,23 +594,18 @@ impl Search {
             render::check_size(spec.recipe.rows, spec.recipe.cols, png.scale)?;
         }
         match spec.mode {
-            Mode::Limit(0) => return Err(SearchError::Spec("--limit must be at least 1".into())),
-            Mode::Top { k: 0, .. } => {
-                return Err(SearchError::Spec("--top must be at least 1".into()));
-            }
+            Mode::Limit(0) => return Err(SearchError::LimitZero),
+            Mode::Top { k: 0, .. } => return Err(SearchError::TopZero),
             _ => {}
         }
         if spec.seeds.is_empty() {
-            return Err(SearchError::Spec("no seeds to search".into()));
+            return Err(SearchError::NoSeeds);
         }
         let chunk = spec
             .chunk
             .unwrap_or_else(|| default_chunk(spec.seeds.len()));
         if chunk == 0 || chunk > crate::sweep::MAX_CHUNK {
-            return Err(SearchError::Spec(format!(
-                "--chunk must be from 1 to {} seeds",
-                crate::sweep::MAX_CHUNK
-            )));
+            return Err(SearchError::Chunk);
         }
         let mut columns = spec.query.metrics().union(spec.extra);
         if let Mode::Top { by, .. } = spec.mode {

@@ -18,6 +18,7 @@ use super::shard::compact;
 use super::state::{Share, SweepState};
 use super::stats::PointStats;
 use super::{Plan, RunOptions, Shard, SweepError};
+use crate::error::{Param, Worded, Words};
 use crate::store::Store;
 
 /// What a merge did.
@@ -54,11 +55,7 @@ pub enum MergeError {
         source: std::io::Error,
     },
     /// It holds no `shard-K` folder.
-    #[error(
-        "{}: no shard-K folders in it (sweep --shard ... --out {}/shard-{{shard}} writes them)",
-        .0.display(),
-        .0.display()
-    )]
+    #[error("{}", no_shards(.0, &Words::LIBRARY))]
     NoShards(PathBuf),
     /// The output is an input or inside one.
     #[error(
@@ -177,6 +174,24 @@ pub enum MergeError {
         "the shards' seed rows of grid point {0} do not add up to its caves; rerun each shard's sweep command (it repairs its rows), then merge"
     )]
     RowsMismatch(u64),
+}
+
+fn no_shards(dir: &Path, w: &Words) -> String {
+    format!(
+        "{}: no shard-K folders in it (a sweep with {} and {} writes them)",
+        dir.display(),
+        w.with(Param::Shard, "K/N"),
+        w.with(Param::Out, &format!("{}/shard-{{shard}}", dir.display()))
+    )
+}
+
+impl Worded for MergeError {
+    fn message(&self, w: &Words) -> String {
+        match self {
+            MergeError::NoShards(dir) => no_shards(dir, w),
+            e => e.to_string(),
+        }
+    }
 }
 
 fn merge_err(e: MergeError) -> SweepError {

@@ -29,6 +29,7 @@ use std::fmt;
 use std::ops::Range;
 use std::str::FromStr;
 
+use crate::error::{Param, Worded, Words};
 use cavesweep_core::measure::MetricSet;
 use cavesweep_core::query::Gate;
 use cavesweep_core::recipe::{Recipe, RecipeError};
@@ -53,25 +54,33 @@ pub enum SweepError {
         source: RecipeError,
     },
     /// `--seeds` is not `A..B` or `A..=B` with `A < B` (the text given).
-    #[error(
-        "--seeds {0:?}: expected A..B (half-open: 0..200 is 200 seeds) or A..=B, with A < B <= 18446744073709551615"
-    )]
+    #[error("{}", self.message(&Words::LIBRARY))]
     Seeds(String),
     /// `--shard` is malformed, or names shards the sweep cannot have.
     #[error(transparent)]
     Shard(#[from] shard::ShardError),
     /// `--per-seed` is not `all`, `kept` or `none` (the text given).
-    #[error("--per-seed {0:?}: expected all, kept or none")]
+    #[error("{}", self.message(&Words::LIBRARY))]
     PerSeed(String),
     /// `--chunk` is 0 or over [`MAX_CHUNK`].
-    #[error(
-        "--chunk must be from 1 to {MAX_CHUNK} seeds (a chunk's rows are held in memory until it is done)"
-    )]
+    #[error("{}", self.message(&Words::LIBRARY))]
     Chunk,
-    /// The sweep does not fit its counters: more than 2^64 caves, more than 2^63 chunks, or an
-    /// inclusive seed range ending at `u64::MAX`. The message says which and what to give instead.
-    #[error("{0}")]
-    TooBig(String),
+    /// An inclusive seed range ending at `u64::MAX` (the text given): the counters are `u64`.
+    #[error("{}", self.message(&Words::LIBRARY))]
+    SeedPastMax(String),
+    /// More than 2^64 caves.
+    #[error(
+        "{points} grid points x {seeds} seeds is more than 2^64 caves; sweep fewer seeds or points"
+    )]
+    TooManyCaves {
+        /// The grid's points.
+        points: usize,
+        /// Seeds per point.
+        seeds: u64,
+    },
+    /// More than 2^63 chunks (the chunk size given or chosen).
+    #[error("{}", self.message(&Words::LIBRARY))]
+    TooManyChunks(u64),
     /// The output folder: unwritable, locked, holding other work, damaged.
     #[error(transparent)]
     Store(Box<crate::store::StoreError>),
@@ -139,6 +148,37 @@ pub enum SweepError {
     /// A bug: an invariant of the engine did not hold.
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+impl Worded for SweepError {
+    fn message(&self, w: &Words) -> String {
+        match self {
+            SweepError::Seeds(s) => format!(
+                "{}: expected A..B (half-open: 0..200 is 200 seeds) or A..=B, with A < B <= 18446744073709551615",
+                w.given(Param::Seeds, s)
+            ),
+            SweepError::SeedPastMax(s) => format!(
+                "{}: the largest seed is 18446744073709551614 (ranges are half-open in u64): give A..18446744073709551615 or A..=18446744073709551614",
+                w.given(Param::Seeds, s)
+            ),
+            SweepError::PerSeed(s) => {
+                format!("{}: expected all, kept or none", w.given(Param::PerSeed, s))
+            }
+            SweepError::Chunk => format!(
+                "{} must be from 1 to {MAX_CHUNK} seeds (a chunk's rows are held in memory until it is done)",
+                w.name(Param::Chunk).trim_end_matches('=')
+            ),
+            SweepError::TooManyChunks(chunk) => format!(
+                "{} cuts this sweep into more than 2^63 chunks; use a larger {}",
+                w.with(Param::Chunk, &chunk.to_string()),
+                w.name(Param::Chunk).trim_end_matches('=')
+            ),
+            SweepError::Vary(e) => e.message(w),
+            SweepError::Shard(e) => e.message(w),
+            SweepError::Merge(e) => e.message(w),
+            e => e.to_string(),
+        }
+    }
 }
 
 // Boxed: the folder errors carry paths and descriptions, and every `Result` of the engine
@@ -226,12 +266,8 @@ pub fn parse_seeds(s: &str) -> Result<Range<u64>, SweepError> {
     let a = parse_seed(a).ok_or_else(err)?;
     let b = parse_seed(b).ok_or_else(err)?;
     let b = if inclusive {
-        b.checked_add(1).ok_or_else(|| {
-            SweepError::TooBig(format!(
-                "--seeds {s:?}: the largest seed is 18446744073709551614 (ranges are half-open \
-                 in u64): give A..18446744073709551615 or A..=18446744073709551614"
-            ))
-        })?
+        b.checked_add(1)
+            .ok_or_else(|| SweepError::SeedPastMax(s.to_string()))?
     } else {
         b
     };
@@ -370,11 +406,11 @@ impl Plan {
     pub fn new(spec: SweepSpec) -> Result<Plan, SweepError> {
         let n_points = vary::point_count(&spec.varies)?;
         let n = spec.seeds.end - spec.seeds.start;
-        n.checked_mul(n_points as u64).ok_or_else(|| {
-            SweepError::TooBig(format!(
-                "{n_points} grid points x {n} seeds is more than 2^64 caves; sweep fewer seeds or points"
-            ))
-        })?;
+        n.checked_mul(n_points as u64)
+            .ok_or_else(|| SweepError::TooManyCaves {
+                points: n_points,
+                seeds: n,
+            })?;
         let chunk = spec.chunk.unwrap_or_else(|| default_chunk(n, n_points));
         if chunk == 0 || chunk > MAX_CHUNK {
             return Err(SweepError::Chunk);
@@ -384,9 +420,7 @@ impl Plan {
             .checked_mul(n_points as u64)
             .is_none_or(|c| c > MAX_CHUNKS)
         {
-            return Err(SweepError::TooBig(format!(
-                "--chunk {chunk} cuts this sweep into more than 2^63 chunks; use a larger --chunk"
-            )));
+            return Err(SweepError::TooManyChunks(chunk));
         }
         let computed = spec.metrics.union(spec.gate.metrics());
         let plan = Plan {

@@ -23,6 +23,8 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use super::Shard;
+use crate::error::{Param, Worded, Words};
+use cavesweep_core::quote::quote;
 
 /// The Slurm variables `auto` reads, in the order they are named in errors.
 pub const SLURM_VARS: [&str; 5] = [
@@ -38,39 +40,24 @@ pub const K8S_VAR: &str = "JOB_COMPLETION_INDEX";
 pub const PLACEHOLDER: &str = "{shard}";
 
 /// Why the shards to run could not be worked out. One line each; the data is kept so a caller
-/// can act on the case, not only print it.
-#[derive(Debug, thiserror::Error)]
+/// can act on the case, not only print it. Messages name settings through [`Words`]
+/// ([`Worded`]); `Display` is the library's words.
+#[derive(Debug)]
 pub enum ShardError {
-    /// `--shard` text that is not K/N, a list, `auto` or `auto/N`.
-    #[error(
-        "--shard {0:?}: expected K/N with 1 <= K <= N, a list of K like 3,7,11/16 or 1-4/16, auto or auto/N"
-    )]
+    /// Shard text that is not K/N, a list, `auto` or `auto/N`.
     Syntax(String),
     /// A list names a shard twice.
-    #[error("--shard {0}: a shard is named twice")]
     Twice(String),
     /// `JOB_COMPLETION_INDEX` is not a whole number.
-    #[error("--shard auto: {K8S_VAR}={0:?} is not a task index (a whole number from 0)")]
     K8sIndex(String),
     /// No scheduler variable is set; `in_slurm_job`: in a Slurm job that is not an array.
-    #[error(
-        "--shard auto: no scheduler task found{}: none of {}, {K8S_VAR} is set; run it as a Slurm array task or a Kubernetes Indexed Job, or give --shard K/N",
-        if *in_slurm_job { " (this Slurm job is not an array: submit it with sbatch --array=...)" } else { "" },
-        SLURM_VARS.join(", ")
-    )]
     NoTask {
         /// `SLURM_JOB_ID` is set: a Slurm job, but not an array (the message says to submit one).
         in_slurm_job: bool,
     },
     /// `SLURM_ARRAY_TASK_ID` is set but these others are not.
-    #[error(
-        "--shard auto: SLURM_ARRAY_TASK_ID is set but {} {} not (Slurm sets them all for an array task; is this Slurm older than 15.08?); give --shard K/N",
-        .0.join(", "),
-        if .0.len() > 1 { "are" } else { "is" }
-    )]
     SlurmMissing(Vec<&'static str>),
     /// A Slurm variable that is not a whole number.
-    #[error("--shard auto: {name}={text:?} is not a whole number")]
     SlurmNumber {
         /// The variable.
         name: &'static str,
@@ -78,9 +65,6 @@ pub enum ShardError {
         text: String,
     },
     /// The task id is outside the array's range.
-    #[error(
-        "--shard auto: SLURM_ARRAY_TASK_ID={id} is outside the array's range {min}-{max} (SLURM_ARRAY_TASK_MIN, _MAX): not a task of this array; give --shard K/N"
-    )]
     OutsideArray {
         /// `SLURM_ARRAY_TASK_ID`.
         id: u64,
@@ -90,9 +74,6 @@ pub enum ShardError {
         max: u64,
     },
     /// The array is an irregular list, so its tasks have no numbering 1..count.
-    #[error(
-        "--shard auto: this Slurm array (task {id}, min {min}, max {max}, step {step}, count {count}) is not a range with a step, so its tasks cannot be numbered 1..{count}; submit the whole array as --array=A-B or --array=A-B:S (finished shards only verify their files when rerun), or give --shard K/N"
-    )]
     IrregularArray {
         /// `SLURM_ARRAY_TASK_ID`.
         id: u64,
@@ -106,20 +87,13 @@ pub enum ShardError {
         count: u64,
     },
     /// The scheduler does not tell the task count and `auto/N` did not give it.
-    #[error(
-        "--shard auto: a {scheduler} does not say how many tasks it has; give --shard auto/N with N its completion count"
-    )]
     CountUnknown {
         /// The scheduler, for the message (`Kubernetes Indexed Job`).
         scheduler: &'static str,
     },
     /// More tasks than a sweep can have shards.
-    #[error("--shard auto: {0} tasks is more shards than a sweep can have")]
     TooManyTasks(u64),
     /// More tasks than shards: some tasks would idle.
-    #[error(
-        "--shard auto/{n}: the {scheduler} has {count} tasks but the sweep only {n} shards, so some tasks would have nothing to do; use at most {n} tasks or --shard auto/{count}"
-    )]
     MoreTasksThanShards {
         /// The shards the sweep is split into (`auto/N`).
         n: u32,
@@ -129,7 +103,6 @@ pub enum ShardError {
         scheduler: &'static str,
     },
     /// The task index is past the last task.
-    #[error("--shard auto/{n}: task index {index} is past the last of {count} tasks")]
     PastLastTask {
         /// The shards the sweep is split into (`auto/N`).
         n: u32,
@@ -138,11 +111,7 @@ pub enum ShardError {
         /// The task count (N itself when the scheduler does not say).
         count: u64,
     },
-    /// More shards than chunks. `how`: the way to cut finer, as a clause.
-    #[error(
-        "--shard: {n} shards, but this sweep has only {chunks} chunk{s} ({chunk} seeds each), so some shards would have nothing to do; use at most {chunks} shard{s}{how}",
-        s = if *chunks == 1 { "" } else { "s" }
-    )]
+    /// More shards than chunks.
     MoreShardsThanChunks {
         /// The shards asked for.
         n: u64,
@@ -150,35 +119,147 @@ pub enum ShardError {
         chunks: u64,
         /// Seeds per chunk.
         chunk: u64,
-        /// The way to cut finer, as a clause to end the message with (a smaller `--chunk`, or that
-        /// the sweep has too few caves).
-        how: String,
+        /// The way to cut finer.
+        finer: Finer,
     },
     /// An output path with the placeholder that is not UTF-8.
-    #[error("--out {0}: a path with {PLACEHOLDER} must be valid UTF-8")]
     OutNotUtf8(String),
-    /// The placeholder without `--shard`.
-    #[error(
-        "--out {0} contains {PLACEHOLDER} but no --shard was given; {PLACEHOLDER} names the folder of each shard of a split run"
-    )]
+    /// The placeholder without a shard setting.
     PlaceholderWithoutShard(String),
     /// Several shards (or `auto`) need the placeholder in the output path.
-    #[error(
-        "--shard {arg}{}; put {PLACEHOLDER} in --out (replaced by the shard number K), e.g. {example}",
-        match runs {
-            None => ": every task of an array needs its own folder".to_string(),
-            Some(n) => format!(" runs {n} shards, each in its own folder"),
-        }
-    )]
     NeedsPlaceholder {
-        /// `--shard` as given.
+        /// The shard setting as given.
         arg: String,
         /// Shards this process runs (`None`: chosen by `auto`).
         runs: Option<u64>,
-        /// An `--out` with the placeholder to suggest (`--out OUT/shard-{shard}`).
-        example: String,
+        /// The output path given, its trailing `/` trimmed: the message suggests
+        /// `OUT/shard-{shard}`.
+        out: String,
     },
 }
+
+/// How a sweep with more shards than chunks can be cut finer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Finer {
+    /// Chunks of at most this many seeds give every shard one.
+    Chunk(u64),
+    /// It cannot: the sweep has only this many caves.
+    TooFewCaves(u64),
+}
+
+impl Worded for ShardError {
+    fn message(&self, w: &Words) -> String {
+        let shard = w.name(Param::Shard);
+        let auto = w.with(Param::Shard, "auto");
+        let give_kn = w.with(Param::Shard, "K/N");
+        match self {
+            ShardError::Syntax(s) => format!(
+                "{}: expected K/N with 1 <= K <= N, a list of K like 3,7,11/16 or 1-4/16, auto or auto/N",
+                w.given(Param::Shard, s)
+            ),
+            ShardError::Twice(s) => {
+                format!("{}: a shard is named twice", w.with(Param::Shard, s))
+            }
+            ShardError::K8sIndex(v) => format!(
+                "{auto}: {K8S_VAR}={} is not a task index (a whole number from 0)",
+                quote(v)
+            ),
+            ShardError::NoTask { in_slurm_job } => format!(
+                "{auto}: no scheduler task found{}: none of {}, {K8S_VAR} is set; run it as a Slurm array task or a Kubernetes Indexed Job, or give {give_kn}",
+                if *in_slurm_job {
+                    " (this Slurm job is not an array: submit it with sbatch --array=...)"
+                } else {
+                    ""
+                },
+                SLURM_VARS.join(", ")
+            ),
+            ShardError::SlurmMissing(vars) => format!(
+                "{auto}: SLURM_ARRAY_TASK_ID is set but {} {} not (Slurm sets them all for an array task; is this Slurm older than 15.08?); give {give_kn}",
+                vars.join(", "),
+                if vars.len() > 1 { "are" } else { "is" }
+            ),
+            ShardError::SlurmNumber { name, text } => {
+                format!("{auto}: {name}={} is not a whole number", quote(text))
+            }
+            ShardError::OutsideArray { id, min, max } => format!(
+                "{auto}: SLURM_ARRAY_TASK_ID={id} is outside the array's range {min}-{max} (SLURM_ARRAY_TASK_MIN, _MAX): not a task of this array; give {give_kn}"
+            ),
+            ShardError::IrregularArray {
+                id,
+                min,
+                max,
+                step,
+                count,
+            } => format!(
+                "{auto}: this Slurm array (task {id}, min {min}, max {max}, step {step}, count {count}) is not a range with a step, so its tasks cannot be numbered 1..{count}; submit the whole array as --array=A-B or --array=A-B:S (finished shards only verify their files when rerun), or give {give_kn}"
+            ),
+            ShardError::CountUnknown { scheduler } => format!(
+                "{auto}: a {scheduler} does not say how many tasks it has; give {} with N its completion count",
+                w.with(Param::Shard, "auto/N")
+            ),
+            ShardError::TooManyTasks(n) => {
+                format!("{auto}: {n} tasks is more shards than a sweep can have")
+            }
+            ShardError::MoreTasksThanShards {
+                n,
+                count,
+                scheduler,
+            } => format!(
+                "{}: the {scheduler} has {count} tasks but the sweep only {n} shards, so some tasks would have nothing to do; use at most {n} tasks or {}",
+                w.with(Param::Shard, &format!("auto/{n}")),
+                w.with(Param::Shard, &format!("auto/{count}"))
+            ),
+            ShardError::PastLastTask { n, index, count } => format!(
+                "{}: task index {index} is past the last of {count} tasks",
+                w.with(Param::Shard, &format!("auto/{n}"))
+            ),
+            ShardError::MoreShardsThanChunks {
+                n,
+                chunks,
+                chunk,
+                finer,
+            } => {
+                let s = if *chunks == 1 { "" } else { "s" };
+                let how = match finer {
+                    Finer::Chunk(max) => format!(
+                        ", or {} (or less) to cut it finer",
+                        w.with(Param::Chunk, &max.to_string())
+                    ),
+                    Finer::TooFewCaves(caves) => format!(" (it has only {caves} caves)"),
+                };
+                format!(
+                    "{shard}: {n} shards, but this sweep has only {chunks} chunk{s} ({chunk} seeds each), so some shards would have nothing to do; use at most {chunks} shard{s}{how}"
+                )
+            }
+            ShardError::OutNotUtf8(out) => format!(
+                "{}: a path with {PLACEHOLDER} must be valid UTF-8",
+                w.with(Param::Out, out)
+            ),
+            ShardError::PlaceholderWithoutShard(out) => format!(
+                "{} contains {PLACEHOLDER} but no {shard} was given; {PLACEHOLDER} names the folder of each shard of a split run",
+                w.with(Param::Out, out)
+            ),
+            ShardError::NeedsPlaceholder { arg, runs, out } => format!(
+                "{}{}; put {PLACEHOLDER} in {} (replaced by the shard number K), e.g. {}",
+                w.with(Param::Shard, arg),
+                match runs {
+                    None => ": every task of an array needs its own folder".to_string(),
+                    Some(n) => format!(" runs {n} shards, each in its own folder"),
+                },
+                w.name(Param::Out),
+                w.with(Param::Out, &format!("{out}/shard-{PLACEHOLDER}"))
+            ),
+        }
+    }
+}
+
+impl fmt::Display for ShardError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message(&Words::LIBRARY))
+    }
+}
+
+impl std::error::Error for ShardError {}
 
 /// `--shard` as given.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -467,16 +548,16 @@ impl Shards {
         // Seeds per chunk that give every shard a chunk: ceil(n / points) chunks per point.
         let per_point = n.div_ceil(plan.n_points() as u64);
         let max = plan.n_seeds() / per_point;
-        let how = if max == 0 {
-            format!(" (it has only {} caves)", plan.n_caves())
+        let finer = if max == 0 {
+            Finer::TooFewCaves(plan.n_caves())
         } else {
-            format!(", or --chunk {max} (or less) to cut it finer")
+            Finer::Chunk(max)
         };
         Err(ShardError::MoreShardsThanChunks {
             n,
             chunks,
             chunk: plan.chunk,
-            how,
+            finer,
         })
     }
 
@@ -500,21 +581,18 @@ impl Shards {
         if has && out.to_str().is_none() {
             return Err(ShardError::OutNotUtf8(text.to_string()));
         }
-        let example = || {
-            let parent = text.trim_end_matches('/');
-            format!("--out {parent}/shard-{PLACEHOLDER}")
-        };
+        let parent = || text.trim_end_matches('/').to_string();
         match given {
             None if has => Err(ShardError::PlaceholderWithoutShard(text.to_string())),
             Some(arg) if !has && self.auto => Err(ShardError::NeedsPlaceholder {
                 arg: arg.to_string(),
                 runs: None,
-                example: example(),
+                out: parent(),
             }),
             Some(arg) if !has && self.len() > 1 => Err(ShardError::NeedsPlaceholder {
                 arg: arg.to_string(),
                 runs: Some(self.len()),
-                example: example(),
+                out: parent(),
             }),
             _ => Ok(()),
         }

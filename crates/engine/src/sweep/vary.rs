@@ -9,34 +9,74 @@
 //! a grid point's values come from its index ([`params`]), so a grid of a million points costs a
 //! few bytes until a point is run. An axis prints (and is fingerprinted) as it was written.
 
+use crate::error::{Param, Worded, Words};
+use cavesweep_core::quote::quote;
 use std::fmt;
 use std::str::FromStr;
 
 /// The most grid points a sweep may have (a guard against `fill=0:1:0.0000001`).
 pub const MAX_POINTS: usize = 1_000_000;
 
-/// Why a `--vary` flag was rejected.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Why an axis of a parameter grid was rejected. Messages name settings through [`Words`]
+/// ([`Worded`]); `Display` is the library's words.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum VaryError {
-    /// The flag is not `KEY=VALUES`: no `=`, or an empty key or value list (the flag's text).
-    #[error("--vary {0:?}: expected KEY=VALUES (e.g. fill=0.40,0.45 or steps=1..9)")]
+    /// The axis is not `KEY=VALUES`: no `=`, or an empty key or value list (the text given).
     NotKeyValue(String),
-    /// The key cannot be varied (`spawn`, `exit`) or its values are malformed: a bad number, an
-    /// empty range, a float range that is not `START:END:STEP` with `START <= END` and `STEP > 0`.
-    #[error("--vary {flag:?}: {msg}")]
+    /// The axis's values are malformed: a bad number, an empty range, a float range that is not
+    /// `START:END:STEP` with `START <= END` and `STEP > 0`.
     Bad {
-        /// The whole flag, `KEY=VALUES`.
+        /// The whole axis, `KEY=VALUES`.
         flag: String,
         /// What is wrong with the key or its values.
         msg: String,
     },
-    /// The same key is given to two `--vary` flags (the key).
-    #[error("--vary: key {0:?} is varied twice")]
+    /// The key cannot be varied: a `y,x` cell (`spawn`, `exit`) holds the comma that separates
+    /// a list.
+    Unvariable {
+        /// The whole axis, `KEY=VALUES`.
+        flag: String,
+        /// The key.
+        key: String,
+    },
+    /// The same key is given to two axes (the key).
     Repeated(String),
     /// The axes' product is over [`MAX_POINTS`] grid points (the product, as a `u128`).
-    #[error("the parameter grid has {0} points, more than the limit of {MAX_POINTS}")]
     TooMany(u128),
 }
+
+impl Worded for VaryError {
+    fn message(&self, w: &Words) -> String {
+        match self {
+            VaryError::NotKeyValue(s) => format!(
+                "{}: expected KEY=VALUES (e.g. fill=0.40,0.45 or steps=1..9)",
+                w.given(Param::Vary, s)
+            ),
+            VaryError::Bad { flag, msg } => format!("{}: {msg}", w.given(Param::Vary, flag)),
+            VaryError::Unvariable { flag, key } => format!(
+                "{}: {key} cannot be varied (its y,x value holds the comma that separates a list): run one sweep per position with {}",
+                w.given(Param::Vary, flag),
+                w.set(key, "Y,X")
+            ),
+            VaryError::Repeated(key) => format!(
+                "{}: key {} is varied twice",
+                w.name(Param::Vary).trim_end_matches('='),
+                quote(key)
+            ),
+            VaryError::TooMany(n) => {
+                format!("the parameter grid has {n} points, more than the limit of {MAX_POINTS}")
+            }
+        }
+    }
+}
+
+impl fmt::Display for VaryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message(&Words::LIBRARY))
+    }
+}
+
+impl std::error::Error for VaryError {}
 
 /// An axis's values.
 #[derive(Debug, Clone)]
@@ -196,11 +236,9 @@ impl FromStr for Vary {
 /// a list. `flag` is the text the error quotes.
 pub fn check_key(key: &str, flag: &str) -> Result<(), VaryError> {
     if key == "spawn" || key == "exit" {
-        return Err(VaryError::Bad {
+        return Err(VaryError::Unvariable {
             flag: flag.into(),
-            msg: format!(
-                "{key} cannot be varied (its y,x value holds the comma that separates a list): run one sweep per position with --set {key}=Y,X"
-            ),
+            key: key.into(),
         });
     }
     Ok(())
