@@ -20,7 +20,7 @@
 //! Packing is one multiply per 8 cells.
 
 use crate::grid::Grid;
-use crate::simd::{Isa, Level, Simd, Task};
+use crate::simd::{Isa, Level, Simd};
 
 /// `SPREAD[b]`: the 8 bits of `b` as 8 bytes of 0/1, bit i in byte i (little-endian order).
 const SPREAD: [u64; 256] = {
@@ -69,22 +69,17 @@ pub fn unpack_on(simd: Simd, g: &Grid, out: &mut [u8]) {
     if g.cols() == 0 {
         return;
     }
-    simd.run(Unpack { g, out });
+    crate::simd_run!(simd, <I> (g: &'a Grid = g, out: &'a mut [u8] = out) -> () {
+        unpack_in::<I>(g, out)
+    });
 }
 
-struct Unpack<'a> {
-    g: &'a Grid,
-    out: &'a mut [u8],
-}
-
-impl Task for Unpack<'_> {
-    type Output = ();
-    #[inline(always)]
-    fn run<I: Isa>(self) {
-        let cols = self.g.cols();
-        for (y, out) in self.out.chunks_exact_mut(cols).enumerate() {
-            expand_row::<I>(self.g.row(y), out);
-        }
+/// [`unpack_on`] in a SIMD clone.
+#[inline(always)]
+fn unpack_in<I: Isa>(g: &Grid, out: &mut [u8]) {
+    let cols = g.cols();
+    for (y, out) in out.chunks_exact_mut(cols).enumerate() {
+        expand_row::<I>(g.row(y), out);
     }
 }
 
@@ -195,7 +190,10 @@ impl<'a> Stream<'a> {
         if cells == 0 {
             return;
         }
-        self.simd.run(Push { s: self, g });
+        let simd = self.simd;
+        crate::simd_run!(simd, <I> ['b] (s: &'a mut Stream<'b> = self, g: &'a Grid = g) -> () {
+            s.push_in::<I>(g)
+        });
         self.pushed += cells;
     }
 
@@ -237,18 +235,12 @@ impl<'a> Stream<'a> {
     }
 }
 
-/// [`Stream::push`]'s work on one SIMD path: append each row's cells to the bit stream and
-/// write every line completed.
-struct Push<'s, 'a> {
-    s: &'s mut Stream<'a>,
-    g: &'s Grid,
-}
-
-impl Task for Push<'_, '_> {
-    type Output = ();
+impl Stream<'_> {
+    /// [`Stream::push`]'s work on one SIMD path: append each row's cells to the bit stream
+    /// and write every line completed.
     #[inline(always)]
-    fn run<I: Isa>(self) {
-        let Push { s, g } = self;
+    fn push_in<I: Isa>(&mut self, g: &Grid) {
+        let s = self;
         let cols = g.cols();
         let full = cols / 64;
         let rest = cols % 64;

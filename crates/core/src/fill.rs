@@ -52,7 +52,7 @@ use crate::rng::{
     CaveRng, LaneXoshiro, NumpyRandom, SLOTS, lane_slots, slot_states, uniform_below,
     xoshiro_from_state,
 };
-use crate::simd::{Isa, Lane, PcgKernel, Simd, Task};
+use crate::simd::{Isa, Lane, PcgKernel, Simd};
 
 /// Why a fill could not be done.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -594,11 +594,13 @@ pub(crate) fn fill_bernoulli_th<R: Rng + ?Sized>(
     rng: &mut R,
 ) {
     let slots = slot_states(rng);
-    simd.run(SingleFill {
-        grid,
-        th,
-        slots,
-        rng,
+    crate::simd_run!(simd, <I> [R: Rng + ?Sized] (
+        grid: &'a mut Grid = grid,
+        th: Threshold = th,
+        slots: [[u64; 4]; SLOTS] = slots,
+        rng: &'a mut R = rng,
+    ) -> () {
+        fill_single::<I, R>(grid, th, slots, rng)
     });
 }
 
@@ -626,64 +628,54 @@ impl<V: Lane> Slots<V> {
     }
 }
 
-struct SingleFill<'a, R: Rng + ?Sized> {
-    grid: &'a mut Grid,
+/// [`fill_bernoulli_th`] in a SIMD clone.
+#[inline(always)]
+fn fill_single<I: Isa, R: Rng + ?Sized>(
+    grid: &mut Grid,
     th: Threshold,
     slots: [[u64; 4]; SLOTS],
-    rng: &'a mut R,
-}
-
-impl<R: Rng + ?Sized> Task for SingleFill<'_, R> {
-    type Output = ();
-    #[inline(always)]
-    fn run<I: Isa>(self) {
-        let SingleFill {
-            grid,
-            th,
-            slots,
-            rng,
-        } = self;
-        let (rows, cols, wpr, stride) = (
-            grid.rows(),
-            grid.cols(),
-            grid.words_per_row(),
-            grid.stride(),
-        );
-        if th.all_wall || th.m == 0 {
-            grid.fill(th.all_wall);
-            return;
-        }
-        let (n, last_mask) = packed_shape(rows, cols);
-        let data = grid.raw_mut();
-        // Slot generator g decides packed words 8q + g: vector i holds slots i N .. i N + N.
-        let mut gens = Slots::<I::Lanes>::new(&slots);
-        let levels = Levels::<I::Lanes>::of(&[th]);
-        let nv = <I::Lanes as Lane>::N;
-        let groups = SLOTS / nv;
-        for q in 0..n.div_ceil(SLOTS) {
-            for (i, gen_i) in gens.g[..groups].iter_mut().enumerate() {
-                let v0 = SLOTS * q + i * nv;
-                if v0 >= n {
-                    break;
-                }
-                let valid = <I::Lanes as Lane>::from_fn(|k| match (v0 + k).cmp(&(n - 1)) {
-                    std::cmp::Ordering::Less => !0,
-                    std::cmp::Ordering::Equal => last_mask,
-                    std::cmp::Ordering::Greater => 0,
-                });
-                let (wall, tied) = decide(gen_i, &levels, valid);
-                let k = (n - v0).min(nv);
-                data[v0..v0 + k].copy_from_slice(&wall.words()[..k]);
-                if th.tail && tied.any() {
-                    // Words in order, so tail draws follow the cells' order.
-                    for (j, w) in data[v0..v0 + k].iter_mut().enumerate() {
-                        *w |= tail(&th, tied.get(j), rng);
-                    }
+    rng: &mut R,
+) {
+    let (rows, cols, wpr, stride) = (
+        grid.rows(),
+        grid.cols(),
+        grid.words_per_row(),
+        grid.stride(),
+    );
+    if th.all_wall || th.m == 0 {
+        grid.fill(th.all_wall);
+        return;
+    }
+    let (n, last_mask) = packed_shape(rows, cols);
+    let data = grid.raw_mut();
+    // Slot generator g decides packed words 8q + g: vector i holds slots i N .. i N + N.
+    let mut gens = Slots::<I::Lanes>::new(&slots);
+    let levels = Levels::<I::Lanes>::of(&[th]);
+    let nv = <I::Lanes as Lane>::N;
+    let groups = SLOTS / nv;
+    for q in 0..n.div_ceil(SLOTS) {
+        for (i, gen_i) in gens.g[..groups].iter_mut().enumerate() {
+            let v0 = SLOTS * q + i * nv;
+            if v0 >= n {
+                break;
+            }
+            let valid = <I::Lanes as Lane>::from_fn(|k| match (v0 + k).cmp(&(n - 1)) {
+                std::cmp::Ordering::Less => !0,
+                std::cmp::Ordering::Equal => last_mask,
+                std::cmp::Ordering::Greater => 0,
+            });
+            let (wall, tied) = decide(gen_i, &levels, valid);
+            let k = (n - v0).min(nv);
+            data[v0..v0 + k].copy_from_slice(&wall.words()[..k]);
+            if th.tail && tied.any() {
+                // Words in order, so tail draws follow the cells' order.
+                for (j, w) in data[v0..v0 + k].iter_mut().enumerate() {
+                    *w |= tail(&th, tied.get(j), rng);
                 }
             }
         }
-        unpack_rows(data, rows, cols, wpr, stride);
     }
+    unpack_rows(data, rows, cols, wpr, stride);
 }
 
 /// The Bernoulli fill of a batch of caves straight into the lanes of an interleaved buffer:
@@ -853,22 +845,16 @@ fn fill_exact<R: Rng + ?Sized>(
         return Err(too_many(grid, count, if wall { "WALL" } else { "FLOOR" }));
     }
     let slots = slot_states(rng);
-    simd.run(ExactFill {
-        grid,
-        count,
-        wall,
-        slots,
-        rng,
+    crate::simd_run!(simd, <I> [R: Rng + ?Sized] (
+        grid: &'a mut Grid = grid,
+        count: usize = count,
+        wall: bool = wall,
+        slots: [[u64; 4]; SLOTS] = slots,
+        rng: &'a mut R = rng,
+    ) -> () {
+        fill_exact_in::<I, R>(grid, count, wall, slots, rng)
     });
     Ok(())
-}
-
-struct ExactFill<'a, R: Rng + ?Sized> {
-    grid: &'a mut Grid,
-    count: usize,
-    wall: bool,
-    slots: [[u64; 4]; SLOTS],
-    rng: &'a mut R,
 }
 
 /// Index of the `r`-th (0-based) set bit of the packed bitset `bits` (masked by `valid` for
@@ -898,82 +884,79 @@ fn select_bit<I: Isa>(bits: &[u64], last_mask: u64, invert: bool, mut r: u64) ->
     unreachable!("r is below the number of candidate bits")
 }
 
-impl<R: Rng + ?Sized> Task for ExactFill<'_, R> {
-    type Output = ();
-    #[inline(always)]
-    fn run<I: Isa>(self) {
-        let ExactFill {
-            grid,
-            count,
-            wall,
-            slots,
-            rng,
-        } = self;
-        let (rows, cols, wpr, stride) = (
-            grid.rows(),
-            grid.cols(),
-            grid.words_per_row(),
-            grid.stride(),
-        );
-        let n = rows * cols;
-        let (mark, m) = if count <= n - count {
-            (wall, count)
-        } else {
-            (!wall, n - count)
-        };
-        let (words, last_mask) = packed_shape(rows, cols);
-        let data = grid.raw_mut();
-        // 1. Independent marks (bit 1), 8 packed words per step, as the Bernoulli fill.
-        let k = (((m as u128) << 64) / n as u128) as u64;
-        let th = Threshold {
-            k,
-            all_wall: false,
-            m: EXACT_LEVELS,
-            tail: false,
-            low: 0,
-        };
-        let mut gens = Slots::<I::Lanes>::new(&slots);
-        let kb = th.level_masks::<I::Lanes>();
-        let nv = <I::Lanes as Lane>::N;
-        let mut c = 0u64;
-        for q in 0..words.div_ceil(SLOTS) {
-            for (i, gen_i) in gens.g[..SLOTS / nv].iter_mut().enumerate() {
-                let v0 = SLOTS * q + i * nv;
-                if v0 >= words {
-                    break;
-                }
-                let valid = <I::Lanes as Lane>::from_fn(|j| match (v0 + j).cmp(&(words - 1)) {
-                    std::cmp::Ordering::Less => !0,
-                    std::cmp::Ordering::Equal => last_mask,
-                    std::cmp::Ordering::Greater => 0,
-                });
-                let (marks, _) = decide_n::<I::Lanes, false>(gen_i, &kb, EXACT_LEVELS, valid);
-                let kk = (words - v0).min(nv);
-                data[v0..v0 + kk].copy_from_slice(&marks.words()[..kk]);
-                c += marks.popcnt().sum();
+/// [`fill_exact`] in a SIMD clone.
+#[inline(always)]
+fn fill_exact_in<I: Isa, R: Rng + ?Sized>(
+    grid: &mut Grid,
+    count: usize,
+    wall: bool,
+    slots: [[u64; 4]; SLOTS],
+    rng: &mut R,
+) {
+    let (rows, cols, wpr, stride) = (
+        grid.rows(),
+        grid.cols(),
+        grid.words_per_row(),
+        grid.stride(),
+    );
+    let n = rows * cols;
+    let (mark, m) = if count <= n - count {
+        (wall, count)
+    } else {
+        (!wall, n - count)
+    };
+    let (words, last_mask) = packed_shape(rows, cols);
+    let data = grid.raw_mut();
+    // 1. Independent marks (bit 1), 8 packed words per step, as the Bernoulli fill.
+    let k = (((m as u128) << 64) / n as u128) as u64;
+    let th = Threshold {
+        k,
+        all_wall: false,
+        m: EXACT_LEVELS,
+        tail: false,
+        low: 0,
+    };
+    let mut gens = Slots::<I::Lanes>::new(&slots);
+    let kb = th.level_masks::<I::Lanes>();
+    let nv = <I::Lanes as Lane>::N;
+    let mut c = 0u64;
+    for q in 0..words.div_ceil(SLOTS) {
+        for (i, gen_i) in gens.g[..SLOTS / nv].iter_mut().enumerate() {
+            let v0 = SLOTS * q + i * nv;
+            if v0 >= words {
+                break;
             }
+            let valid = <I::Lanes as Lane>::from_fn(|j| match (v0 + j).cmp(&(words - 1)) {
+                std::cmp::Ordering::Less => !0,
+                std::cmp::Ordering::Equal => last_mask,
+                std::cmp::Ordering::Greater => 0,
+            });
+            let (marks, _) = decide_n::<I::Lanes, false>(gen_i, &kb, EXACT_LEVELS, valid);
+            let kk = (words - v0).min(nv);
+            data[v0..v0 + kk].copy_from_slice(&marks.words()[..kk]);
+            c += marks.popcnt().sum();
         }
-        // 2. Exactly m.
-        let m = m as u64;
-        while c > m {
-            let at = select_bit::<I>(&data[..words], last_mask, false, uniform_below(rng, c));
-            data[at / 64] &= !(1u64 << (at % 64));
-            c -= 1;
-        }
-        while c < m {
-            let free = n as u64 - c;
-            let at = select_bit::<I>(&data[..words], last_mask, true, uniform_below(rng, free));
-            data[at / 64] |= 1u64 << (at % 64);
-            c += 1;
-        }
-        if !mark {
-            for w in data[..words].iter_mut() {
-                *w = !*w;
-            }
-            data[words - 1] &= last_mask;
-        }
-        unpack_rows(data, rows, cols, wpr, stride);
     }
+    // 2. Exactly m.
+    let m = m as u64;
+    while c > m {
+        let at = select_bit::<I>(&data[..words], last_mask, false, uniform_below(rng, c));
+        data[at / 64] &= !(1u64 << (at % 64));
+        c -= 1;
+    }
+    while c < m {
+        let free = n as u64 - c;
+        let at = select_bit::<I>(&data[..words], last_mask, true, uniform_below(rng, free));
+        data[at / 64] |= 1u64 << (at % 64);
+        c += 1;
+    }
+    if !mark {
+        for w in data[..words].iter_mut() {
+            *w = !*w;
+        }
+        data[words - 1] &= last_mask;
+    }
+    unpack_rows(data, rows, cols, wpr, stride);
 }
 
 #[cfg(test)]

@@ -46,7 +46,7 @@ use crate::measure::{
 use crate::recipe::{Fill, Recipe, RecipeError};
 use crate::rng::{CaveRng, NumpyRandom, RngKind, cave_rng};
 use crate::rule::Pass;
-use crate::simd::{Isa, Lane, PcgKernel, Simd, Task};
+use crate::simd::{Isa, Lane, PcgKernel, Simd};
 
 /// A batch of fewer caves than this is made one cave at a time (see the module docs): with 13
 /// steps on AVX-512, the 2 caves of a 10-seed grid point's second batch cost a quarter of a
@@ -366,16 +366,18 @@ impl Generator {
         let mut cur = 0;
         for &phase in phases {
             let t = self.timing.as_ref().map(|_| Instant::now());
-            cur = self.simd.run(BatchTask {
-                phase,
-                recipe: &self.recipe,
-                ths,
-                seeds,
-                bufs: &mut self.lanes,
-                columns: &mut self.columns,
-                cur,
-                slots: &mut self.slots[..n],
-                rngs: &mut self.rngs,
+            cur = crate::simd_run!(self.simd, <I> (
+                phase: Phase = phase,
+                recipe: &'a Recipe = &self.recipe,
+                ths: &'a [Threshold; 8] = ths,
+                seeds: &'a [u64; 8] = seeds,
+                bufs: &'a mut [LaneBuf; 2] = &mut self.lanes,
+                columns: &'a mut LaneBuf = &mut self.columns,
+                cur: usize = cur,
+                slots: &'a mut [Slot] = &mut self.slots[..n],
+                rngs: &'a mut [CaveRng] = &mut self.rngs,
+            ) -> usize {
+                run_phase::<I>(phase, recipe, ths, seeds, bufs, columns, cur, slots, rngs)
             });
             if let (Some(t), Some(times)) = (t, self.timing.as_mut()) {
                 *match phase {
@@ -671,114 +673,93 @@ enum Phase {
     Copy,
 }
 
-struct BatchTask<'a> {
+/// One phase of a lane batch in a SIMD clone; returns the buffer holding the batch afterwards.
+///
+/// `ths` and `seeds` are each lane's fill probability and seed (the fill seeds the lanes'
+/// streams from them); `columns` is the in-place column-major pass's scratch; `cur` the buffer
+/// holding the batch; `slots` the caves wanted (a prefix of the lanes); `rngs` one stream per
+/// lane.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn run_phase<I: Isa>(
     phase: Phase,
-    recipe: &'a Recipe,
-    /// The fill probability of each lane.
-    ths: &'a [Threshold; 8],
-    /// The seed of each lane (the fill seeds the lanes' streams from them).
-    seeds: &'a [u64; 8],
-    bufs: &'a mut [LaneBuf; 2],
-    /// Scratch of the in-place column-major pass.
-    columns: &'a mut LaneBuf,
-    /// The buffer holding the batch.
-    cur: usize,
-    /// The caves wanted (a prefix of the lanes).
-    slots: &'a mut [Slot],
-    /// One stream per lane.
-    rngs: &'a mut [CaveRng],
-}
-
-impl Task for BatchTask<'_> {
-    /// The buffer holding the batch afterwards.
-    type Output = usize;
-    #[inline(always)]
-    fn run<I: Isa>(self) -> usize {
-        let BatchTask {
-            phase,
-            recipe,
-            ths,
-            seeds,
-            bufs,
-            columns,
-            mut cur,
-            slots,
-            rngs,
-        } = self;
-        let (rows, cols) = (recipe.rows, recipe.cols);
-        let cells = (rows * cols) as f64;
-        let n = <I::Lanes as Lane>::N;
-        let [b0, b1] = bufs;
-        match phase {
-            Phase::Fill => {
-                let mut a = b0.view::<I::Lanes>(rows, cols);
-                let counts = fill::bernoulli_lanes(
-                    a.raw_mut(),
-                    rows,
-                    cols,
-                    &ths[..n],
-                    &seeds[..n],
-                    &mut rngs[..n],
-                );
-                for (k, slot) in slots.iter_mut().enumerate() {
-                    slot.trajectory.clear();
-                    slot.trajectory.push(counts.get(k) as f64 / cells);
-                }
-                0
+    recipe: &Recipe,
+    ths: &[Threshold; 8],
+    seeds: &[u64; 8],
+    bufs: &mut [LaneBuf; 2],
+    columns: &mut LaneBuf,
+    mut cur: usize,
+    slots: &mut [Slot],
+    rngs: &mut [CaveRng],
+) -> usize {
+    let (rows, cols) = (recipe.rows, recipe.cols);
+    let cells = (rows * cols) as f64;
+    let n = <I::Lanes as Lane>::N;
+    let [b0, b1] = bufs;
+    match phase {
+        Phase::Fill => {
+            let mut a = b0.view::<I::Lanes>(rows, cols);
+            let counts = fill::bernoulli_lanes(
+                a.raw_mut(),
+                rows,
+                cols,
+                &ths[..n],
+                &seeds[..n],
+                &mut rngs[..n],
+            );
+            for (k, slot) in slots.iter_mut().enumerate() {
+                slot.trajectory.clear();
+                slot.trajectory.push(counts.get(k) as f64 / cells);
             }
-            Phase::Load => {
-                let mut a = b0.view::<I::Lanes>(rows, cols);
-                a.grids_to_lanes(slots.iter().map(|s| &s.grid));
-                // The buffer may last have held another shape: zero its guards.
-                a.clear_edges();
-                0
-            }
-            Phase::Steps => {
-                let (mut a, mut b) = if cur == 0 {
-                    (
-                        b0.view::<I::Lanes>(rows, cols),
-                        b1.view::<I::Lanes>(rows, cols),
-                    )
-                } else {
-                    (
-                        b1.view::<I::Lanes>(rows, cols),
-                        b0.view::<I::Lanes>(rows, cols),
-                    )
-                };
-                // The other buffer's guard rows read as FLOOR until a step prepares them; its
-                // rows are all written by the first step, its side guards never read unless a
-                // step prepares them (see `LaneGrid::clear_guard_rows`).
-                b.clear_guard_rows();
-                for pass in &recipe.passes {
-                    for _ in 0..pass.repeat {
-                        let c = if let Some(masks) = kernel::sync_moore(pass) {
-                            let c = kernel::step_lanes(
-                                &mut a,
-                                &mut b,
-                                masks,
-                                pass.outside,
-                                pass.border,
-                            );
-                            std::mem::swap(&mut a, &mut b);
-                            cur ^= 1;
-                            c
-                        } else {
-                            let how = kernel::inplace_lanes::colmajor_fits(pass, rows)
-                                .expect("checked when planning");
-                            kernel::inplace_lanes::step_colmajor(&mut a, columns.vectors(cols), how)
-                        };
-                        for (k, slot) in slots.iter_mut().enumerate() {
-                            slot.trajectory.push(c.get(k) as f64 / cells);
-                        }
+            0
+        }
+        Phase::Load => {
+            let mut a = b0.view::<I::Lanes>(rows, cols);
+            a.grids_to_lanes(slots.iter().map(|s| &s.grid));
+            // The buffer may last have held another shape: zero its guards.
+            a.clear_edges();
+            0
+        }
+        Phase::Steps => {
+            let (mut a, mut b) = if cur == 0 {
+                (
+                    b0.view::<I::Lanes>(rows, cols),
+                    b1.view::<I::Lanes>(rows, cols),
+                )
+            } else {
+                (
+                    b1.view::<I::Lanes>(rows, cols),
+                    b0.view::<I::Lanes>(rows, cols),
+                )
+            };
+            // The other buffer's guard rows read as FLOOR until a step prepares them; its
+            // rows are all written by the first step, its side guards never read unless a
+            // step prepares them (see `LaneGrid::clear_guard_rows`).
+            b.clear_guard_rows();
+            for pass in &recipe.passes {
+                for _ in 0..pass.repeat {
+                    let c = if let Some(masks) = kernel::sync_moore(pass) {
+                        let c =
+                            kernel::step_lanes(&mut a, &mut b, masks, pass.outside, pass.border);
+                        std::mem::swap(&mut a, &mut b);
+                        cur ^= 1;
+                        c
+                    } else {
+                        let how = kernel::inplace_lanes::colmajor_fits(pass, rows)
+                            .expect("checked when planning");
+                        kernel::inplace_lanes::step_colmajor(&mut a, columns.vectors(cols), how)
+                    };
+                    for (k, slot) in slots.iter_mut().enumerate() {
+                        slot.trajectory.push(c.get(k) as f64 / cells);
                     }
                 }
-                cur
             }
-            Phase::Copy => {
-                let a = if cur == 0 { b0 } else { b1 }.view::<I::Lanes>(rows, cols);
-                a.lanes_to_grids(slots);
-                cur
-            }
+            cur
+        }
+        Phase::Copy => {
+            let a = if cur == 0 { b0 } else { b1 }.view::<I::Lanes>(rows, cols);
+            a.lanes_to_grids(slots);
+            cur
         }
     }
 }

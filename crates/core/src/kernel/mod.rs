@@ -38,7 +38,7 @@ pub mod tworadius;
 
 use crate::grid::Grid;
 use crate::rule::{Border, Outside, Pass, Rule, Update};
-use crate::simd::{Isa, Lane, Simd, Task};
+use crate::simd::{Isa, Lane, Simd};
 use batch::LaneGrid;
 
 /// True when the rule has a compile-time specialisation (reported by `cavesweep bench`).
@@ -177,48 +177,37 @@ impl Default for Stepper {
     }
 }
 
-/// One application of a pass, run in a SIMD clone.
-struct StepTask<'a> {
-    g: &'a mut Grid,
-    tmp: &'a mut Grid,
-    inplace: &'a mut inplace::InplaceScratch,
-    pass: &'a Pass,
-}
-
-impl Task for StepTask<'_> {
-    /// Walls after the step, when the kernel counted them.
-    type Output = Option<u64>;
-    #[inline(always)]
-    fn run<I: Isa>(self) -> Option<u64> {
-        let StepTask {
+/// One application of a pass, run in a SIMD clone; the walls after the step when the kernel
+/// counted them.
+#[inline(always)]
+fn step_in<I: Isa>(
+    g: &mut Grid,
+    tmp: &mut Grid,
+    inplace: &mut inplace::InplaceScratch,
+    pass: &Pass,
+) -> Option<u64> {
+    if let Some((birth, survive)) = sync_moore(pass) {
+        // The sync kernel applies the border in the same pass.
+        return Some(step_sync::<I>(
             g,
             tmp,
-            inplace,
-            pass,
-        } = self;
-        if let Some((birth, survive)) = sync_moore(pass) {
-            // The sync kernel applies the border in the same pass.
-            return Some(step_sync::<I>(
-                g,
-                tmp,
-                birth,
-                survive,
-                pass.outside,
-                pass.border,
-            ));
-        }
-        match (pass.rule, pass.update) {
-            (Rule::TwoRadius { r1_min, r2_max }, Update::Sync) => {
-                tworadius::step_two_radius::<I>(g, tmp, r1_min, r2_max, pass.outside);
-                std::mem::swap(g, tmp);
-            }
-            (rule, order) => inplace::step_inplace::<I>(g, inplace, rule, pass.outside, order),
-        }
-        if pass.border == Border::Solid {
-            g.solid_border();
-        }
-        None
+            birth,
+            survive,
+            pass.outside,
+            pass.border,
+        ));
     }
+    match (pass.rule, pass.update) {
+        (Rule::TwoRadius { r1_min, r2_max }, Update::Sync) => {
+            tworadius::step_two_radius::<I>(g, tmp, r1_min, r2_max, pass.outside);
+            std::mem::swap(g, tmp);
+        }
+        (rule, order) => inplace::step_inplace::<I>(g, inplace, rule, pass.outside, order),
+    }
+    if pass.border == Border::Solid {
+        g.solid_border();
+    }
+    None
 }
 
 impl Stepper {
@@ -252,11 +241,13 @@ impl Stepper {
     /// WALL cells after the step.
     pub fn step(&mut self, g: &mut Grid, pass: &Pass) -> u64 {
         let mut tmp = Stepper::tmp_for(&mut self.tmp, g);
-        let counted = self.simd.run(StepTask {
-            g,
-            tmp: &mut tmp,
-            inplace: &mut self.inplace,
-            pass,
+        let counted = crate::simd_run!(self.simd, <I> (
+            g: &'a mut Grid = g,
+            tmp: &'a mut Grid = &mut tmp,
+            inplace: &'a mut inplace::InplaceScratch = &mut self.inplace,
+            pass: &'a Pass = pass,
+        ) -> Option<u64> {
+            step_in::<I>(g, tmp, inplace, pass)
         });
         self.tmp = Some(tmp);
         counted.unwrap_or_else(|| g.count_walls())

@@ -7,7 +7,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::*;
 use crate::oracle::ByteGrid;
-use crate::simd::{Isa, Lane, Simd, Task};
+use crate::simd::{Isa, Lane, Simd};
 
 const WIDTHS: [usize; 12] = [1, 2, 63, 64, 65, 127, 128, 140, 200, 300, 449, 512];
 const HEIGHTS: [usize; 6] = [1, 2, 3, 6, 7, 90];
@@ -84,70 +84,62 @@ fn check_pass(rows: usize, cols: usize, density: u32, seed: u64, pass: &Pass) {
 }
 
 /// Step caves in the lanes of `I`'s batch vector and copy them out: what the generator does.
-struct LanesTask<'a> {
-    grids: &'a [Grid],
-    pass: &'a Pass,
-}
-
-impl Task for LanesTask<'_> {
-    /// The grids after the pass, and the wall counts after each step (per lane).
-    type Output = (Vec<Grid>, Vec<Vec<u64>>);
-    #[inline(always)]
-    fn run<I: Isa>(self) -> Self::Output {
-        let (rows, cols) = (self.grids[0].rows(), self.grids[0].cols());
-        let mut bufs = [batch::LaneBuf::default(), batch::LaneBuf::default()];
-        // The buffer holding the batch after the steps.
-        let cur = self.pass.repeat as usize % 2;
-        let [ba, bb] = &mut bufs;
-        let mut a = ba.view::<I::Lanes>(rows, cols);
-        let mut b = bb.view::<I::Lanes>(rows, cols);
-        // Stale contents everywhere, then the caves in the lanes and zero guards.
-        a.raw_mut().fill(<I::Lanes as Lane>::ONES);
-        b.raw_mut().fill(<I::Lanes as Lane>::ONES);
-        let n = <I::Lanes as Lane>::N;
-        for k in 0..n {
-            a.grid_to_lane(k, &self.grids[k % self.grids.len()]);
-        }
-        a.clear_edges();
-        // As the generator leaves the second buffer: guard rows zero, side guards and padding
-        // stale (all ones here), so a step that read them unprepared would show.
-        b.clear_guard_rows();
-        let masks = sync_moore(self.pass).expect("a sync Moore pass");
-        let mut counts = vec![vec![]; n];
-        for _ in 0..self.pass.repeat {
-            let c = step_lanes(&mut a, &mut b, masks, self.pass.outside, self.pass.border);
-            std::mem::swap(&mut a, &mut b);
-            for (k, v) in counts.iter_mut().enumerate() {
-                v.push(c.get(k));
-            }
-        }
-        let _ = (a, b);
-        // One cave at a time, as a lazily copied cave is.
-        let out: Vec<Grid> = (0..n)
-            .map(|k| {
-                let mut g = Grid::new(rows, cols).unwrap();
-                bufs[cur].lane_to_grid(n, k, &mut g);
-                g
-            })
-            .collect();
-        let [ba, bb] = &mut bufs;
-        let (a, b) = (
-            ba.view::<I::Lanes>(rows, cols),
-            bb.view::<I::Lanes>(rows, cols),
-        );
-        let (a, b) = if cur == 0 { (a, b) } else { (b, a) };
-        // The bulk copy-out the generator uses, for every count of caves (partial batches),
-        // twice into the same grids (the second copy must overwrite the first's cells).
-        for m in 1..=n {
-            let mut gs: Vec<Grid> = (0..m).map(|_| Grid::new(rows, cols).unwrap()).collect();
-            b.lanes_to_grids(&mut gs);
-            a.lanes_to_grids(&mut gs);
-            for (k, g) in gs.iter().enumerate() {
-                assert_eq!(g.raw(), out[k].raw(), "lanes_to_grids: {m} caves, lane {k}");
-            }
-        }
-        (out, counts)
+/// Returns the grids after the pass, and the wall counts after each step (per lane).
+#[inline(always)]
+fn step_in_lanes<I: Isa>(grids: &[Grid], pass: &Pass) -> (Vec<Grid>, Vec<Vec<u64>>) {
+    let (rows, cols) = (grids[0].rows(), grids[0].cols());
+    let mut bufs = [batch::LaneBuf::default(), batch::LaneBuf::default()];
+    // The buffer holding the batch after the steps.
+    let cur = pass.repeat as usize % 2;
+    let [ba, bb] = &mut bufs;
+    let mut a = ba.view::<I::Lanes>(rows, cols);
+    let mut b = bb.view::<I::Lanes>(rows, cols);
+    // Stale contents everywhere, then the caves in the lanes and zero guards.
+    a.raw_mut().fill(<I::Lanes as Lane>::ONES);
+    b.raw_mut().fill(<I::Lanes as Lane>::ONES);
+    let n = <I::Lanes as Lane>::N;
+    for k in 0..n {
+        a.grid_to_lane(k, &grids[k % grids.len()]);
     }
+    a.clear_edges();
+    // As the generator leaves the second buffer: guard rows zero, side guards and padding
+    // stale (all ones here), so a step that read them unprepared would show.
+    b.clear_guard_rows();
+    let masks = sync_moore(pass).expect("a sync Moore pass");
+    let mut counts = vec![vec![]; n];
+    for _ in 0..pass.repeat {
+        let c = step_lanes(&mut a, &mut b, masks, pass.outside, pass.border);
+        std::mem::swap(&mut a, &mut b);
+        for (k, v) in counts.iter_mut().enumerate() {
+            v.push(c.get(k));
+        }
+    }
+    let _ = (a, b);
+    // One cave at a time, as a lazily copied cave is.
+    let out: Vec<Grid> = (0..n)
+        .map(|k| {
+            let mut g = Grid::new(rows, cols).unwrap();
+            bufs[cur].lane_to_grid(n, k, &mut g);
+            g
+        })
+        .collect();
+    let [ba, bb] = &mut bufs;
+    let (a, b) = (
+        ba.view::<I::Lanes>(rows, cols),
+        bb.view::<I::Lanes>(rows, cols),
+    );
+    let (a, b) = if cur == 0 { (a, b) } else { (b, a) };
+    // The bulk copy-out the generator uses, for every count of caves (partial batches),
+    // twice into the same grids (the second copy must overwrite the first's cells).
+    for m in 1..=n {
+        let mut gs: Vec<Grid> = (0..m).map(|_| Grid::new(rows, cols).unwrap()).collect();
+        b.lanes_to_grids(&mut gs);
+        a.lanes_to_grids(&mut gs);
+        for (k, g) in gs.iter().enumerate() {
+            assert_eq!(g.raw(), out[k].raw(), "lanes_to_grids: {m} caves, lane {k}");
+        }
+    }
+    (out, counts)
 }
 
 proptest! {
@@ -179,7 +171,7 @@ proptest! {
         let grids: Vec<Grid> =
             (0..8).map(|k| random_grid(rows, cols, density, seed ^ k)).collect();
         for simd in Simd::available() {
-            let (out, counts) = simd.run(LanesTask { grids: &grids, pass: &pass });
+            let (out, counts) = crate::simd_run!(simd, <I> (grids: &'a [Grid] = &grids, pass: &'a Pass = &pass) -> (Vec<Grid>, Vec<Vec<u64>>) { step_in_lanes::<I>(grids, pass) });
             let mut stepper = Stepper::with_simd(Simd::SCALAR);
             for (k, got) in out.iter().enumerate() {
                 let mut g = grids[k % grids.len()].clone();
@@ -211,7 +203,7 @@ proptest! {
         let mut oracle = ByteGrid::from_grid(&start);
         oracle.run_pass(&pass);
         for simd in Simd::available() {
-            let (out, _) = simd.run(LanesTask { grids: std::slice::from_ref(&start), pass: &pass });
+            let (out, _) = crate::simd_run!(simd, <I> (grids: &'a [Grid] = std::slice::from_ref(&start), pass: &'a Pass = &pass) -> (Vec<Grid>, Vec<Vec<u64>>) { step_in_lanes::<I>(grids, pass) });
             prop_assert_eq!(out[0].to_text(), oracle.to_grid().to_text(), "{} R1>={}", simd, t);
         }
     }
@@ -295,54 +287,46 @@ fn hand_worked_wrap_blinker() {
 /// [`batch::LaneGrid::grids_to_lanes`] loads `m` caves: two steps of `pass` on every SIMD path.
 /// Returns per lane the caves after each step and the wall counts, and checks on the way that
 /// the buffer's guards stay zero.
-struct ColMajorTask<'a> {
-    grids: &'a [Grid],
-    pass: &'a Pass,
-}
-
-impl Task for ColMajorTask<'_> {
-    type Output = Vec<(Vec<Grid>, Vec<u64>)>;
-    #[inline(always)]
-    fn run<I: Isa>(self) -> Self::Output {
-        let (rows, cols) = (self.grids[0].rows(), self.grids[0].cols());
-        let how = inplace_lanes::colmajor_fits(self.pass, rows).expect("a column-major pass");
-        let n = <I::Lanes as Lane>::N;
-        let (mut buf, mut cols_buf) = (batch::LaneBuf::default(), batch::LaneBuf::default());
-        let mut a = buf.view::<I::Lanes>(rows, cols);
-        // Stale contents everywhere (the scratch too), then the caves and zero guards.
-        a.raw_mut().fill(<I::Lanes as Lane>::ONES);
-        a.grids_to_lanes(self.grids.iter().take(n));
-        a.clear_edges();
-        let mut out = vec![(vec![], vec![]); n];
-        for _ in 0..2 {
-            let t = cols_buf.vectors::<I::Lanes>(cols);
-            t.fill(<I::Lanes as Lane>::ONES);
-            let c = inplace_lanes::step_colmajor(&mut a, t, how);
-            let mut gs: Vec<Grid> = (0..n).map(|_| Grid::new(rows, cols).unwrap()).collect();
-            a.lanes_to_grids(&mut gs);
-            for (k, g) in gs.into_iter().enumerate() {
-                out[k].0.push(g);
-                out[k].1.push(c.get(k));
-            }
-            // Guards: the rows above and below, the words left and right of every row.
-            let stride = a.row_offset(1) - a.row_offset(0);
-            let raw = a.raw_mut();
-            let zero = |v: &I::Lanes| !v.any();
-            assert!(raw[..stride].iter().all(zero), "guard row above");
-            assert!(
-                raw[(rows + 1) * stride..].iter().all(zero),
-                "guard row below"
-            );
-            for y in 0..rows {
-                let o = (y + 1) * stride + 1;
-                assert!(
-                    zero(&raw[o - 1]) && zero(&raw[o + cols.div_ceil(64)]),
-                    "guard words"
-                );
-            }
+#[inline(always)]
+fn colmajor_in_lanes<I: Isa>(grids: &[Grid], pass: &Pass) -> Vec<(Vec<Grid>, Vec<u64>)> {
+    let (rows, cols) = (grids[0].rows(), grids[0].cols());
+    let how = inplace_lanes::colmajor_fits(pass, rows).expect("a column-major pass");
+    let n = <I::Lanes as Lane>::N;
+    let (mut buf, mut cols_buf) = (batch::LaneBuf::default(), batch::LaneBuf::default());
+    let mut a = buf.view::<I::Lanes>(rows, cols);
+    // Stale contents everywhere (the scratch too), then the caves and zero guards.
+    a.raw_mut().fill(<I::Lanes as Lane>::ONES);
+    a.grids_to_lanes(grids.iter().take(n));
+    a.clear_edges();
+    let mut out = vec![(vec![], vec![]); n];
+    for _ in 0..2 {
+        let t = cols_buf.vectors::<I::Lanes>(cols);
+        t.fill(<I::Lanes as Lane>::ONES);
+        let c = inplace_lanes::step_colmajor(&mut a, t, how);
+        let mut gs: Vec<Grid> = (0..n).map(|_| Grid::new(rows, cols).unwrap()).collect();
+        a.lanes_to_grids(&mut gs);
+        for (k, g) in gs.into_iter().enumerate() {
+            out[k].0.push(g);
+            out[k].1.push(c.get(k));
         }
-        out
+        // Guards: the rows above and below, the words left and right of every row.
+        let stride = a.row_offset(1) - a.row_offset(0);
+        let raw = a.raw_mut();
+        let zero = |v: &I::Lanes| !v.any();
+        assert!(raw[..stride].iter().all(zero), "guard row above");
+        assert!(
+            raw[(rows + 1) * stride..].iter().all(zero),
+            "guard row below"
+        );
+        for y in 0..rows {
+            let o = (y + 1) * stride + 1;
+            assert!(
+                zero(&raw[o - 1]) && zero(&raw[o + cols.div_ceil(64)]),
+                "guard words"
+            );
+        }
     }
+    out
 }
 
 proptest! {
@@ -365,7 +349,7 @@ proptest! {
         for simd in Simd::available() {
             let n = simd.lanes();
             let loaded = m.min(n);
-            let out = simd.run(ColMajorTask { grids: &grids, pass: &pass });
+            let out = crate::simd_run!(simd, <I> (grids: &'a [Grid] = &grids, pass: &'a Pass = &pass) -> Vec<(Vec<Grid>, Vec<u64>)> { colmajor_in_lanes::<I>(grids, pass) });
             for (k, (steps, counts)) in out.iter().enumerate() {
                 let mut oracle = ByteGrid::from_grid(&grids[k.min(loaded - 1)]);
                 for s in 0..2 {

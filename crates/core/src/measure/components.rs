@@ -20,7 +20,7 @@
 //! floods of a labelling: a finished component never has unclaimed floor next to it.
 
 use crate::grid::Grid;
-use crate::simd::{Isa, Lane, Simd, Task, pdep, pext};
+use crate::simd::{Isa, Lane, Simd, pdep, pext};
 
 use super::Connectivity;
 use super::flood;
@@ -281,31 +281,20 @@ impl Default for Flood {
 }
 
 /// [`Flood::flood_from`] in a SIMD clone.
-struct FloodTask<'a> {
-    flood: &'a mut Flood,
-    y: usize,
-    x: usize,
-    conn: Connectivity,
-}
-
-impl Task for FloodTask<'_> {
-    type Output = Filled;
-    #[inline(always)]
-    fn run<I: Isa>(self) -> Filled {
-        let FloodTask { flood, y, x, conn } = self;
-        let lay = flood.lay;
-        let (f, s, p) = (&flood.f[..], &mut flood.s[..], &mut flood.pend);
-        match (lay.wpr, conn) {
-            (1, Connectivity::Four) => flood_narrow::<I, 1, false>(&lay, f, s, p, y, x),
-            (2, Connectivity::Four) => flood_narrow::<I, 2, false>(&lay, f, s, p, y, x),
-            (3, Connectivity::Four) => flood_narrow::<I, 3, false>(&lay, f, s, p, y, x),
-            (4, Connectivity::Four) => flood_narrow::<I, 4, false>(&lay, f, s, p, y, x),
-            (1, Connectivity::Eight) => flood_narrow::<I, 1, true>(&lay, f, s, p, y, x),
-            (2, Connectivity::Eight) => flood_narrow::<I, 2, true>(&lay, f, s, p, y, x),
-            (3, Connectivity::Eight) => flood_narrow::<I, 3, true>(&lay, f, s, p, y, x),
-            (4, Connectivity::Eight) => flood_narrow::<I, 4, true>(&lay, f, s, p, y, x),
-            _ => flood.flood_from_in::<I>(y, x, conn),
-        }
+#[inline(always)]
+fn flood_task<I: Isa>(flood: &mut Flood, y: usize, x: usize, conn: Connectivity) -> Filled {
+    let lay = flood.lay;
+    let (f, s, p) = (&flood.f[..], &mut flood.s[..], &mut flood.pend);
+    match (lay.wpr, conn) {
+        (1, Connectivity::Four) => flood_narrow::<I, 1, false>(&lay, f, s, p, y, x),
+        (2, Connectivity::Four) => flood_narrow::<I, 2, false>(&lay, f, s, p, y, x),
+        (3, Connectivity::Four) => flood_narrow::<I, 3, false>(&lay, f, s, p, y, x),
+        (4, Connectivity::Four) => flood_narrow::<I, 4, false>(&lay, f, s, p, y, x),
+        (1, Connectivity::Eight) => flood_narrow::<I, 1, true>(&lay, f, s, p, y, x),
+        (2, Connectivity::Eight) => flood_narrow::<I, 2, true>(&lay, f, s, p, y, x),
+        (3, Connectivity::Eight) => flood_narrow::<I, 3, true>(&lay, f, s, p, y, x),
+        (4, Connectivity::Eight) => flood_narrow::<I, 4, true>(&lay, f, s, p, y, x),
+        _ => flood.flood_from_in::<I>(y, x, conn),
     }
 }
 
@@ -593,11 +582,13 @@ impl Flood {
     /// Claim the whole component of FLOOR cell `(y, x)` (which must be unclaimed floor).
     pub fn flood_from(&mut self, y: usize, x: usize, conn: Connectivity) -> Filled {
         let simd = self.simd;
-        let filled = simd.run(FloodTask {
-            flood: self,
-            y,
-            x,
-            conn,
+        let filled = crate::simd_run!(simd, <I> (
+            flood: &'a mut Flood = self,
+            y: usize = y,
+            x: usize = x,
+            conn: Connectivity = conn,
+        ) -> Filled {
+            flood_task::<I>(flood, y, x, conn)
         });
         self.claimed += filled.size as u64;
         filled
@@ -612,13 +603,7 @@ impl Flood {
         x: usize,
         conn: Connectivity,
     ) -> Filled {
-        let filled = FloodTask {
-            flood: self,
-            y,
-            x,
-            conn,
-        }
-        .run::<I>();
+        let filled = flood_task::<I>(self, y, x, conn);
         self.claimed += filled.size as u64;
         filled
     }

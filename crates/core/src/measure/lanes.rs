@@ -46,7 +46,7 @@ use super::Connectivity;
 use super::components::Flood;
 use super::flood;
 use crate::kernel::batch::LaneBuf;
-use crate::simd::{Isa, Lane, Simd, Task};
+use crate::simd::{Isa, Lane, Simd};
 
 /// Widest row (in words) measured in lanes.
 pub(crate) const MAX_WORDS: usize = 4;
@@ -163,7 +163,14 @@ impl BatchPlanes {
         c: &mut Vec<u64>,
     ) {
         self.spawn(walls, k, spawn, exit, conn);
-        self.simd.run(Extract { b: self, k, f, c });
+        crate::simd_run!(self.simd, <I> (
+            b: &'a mut BatchPlanes = self,
+            k: usize = k,
+            f: &'a mut Vec<u64> = f,
+            c: &'a mut Vec<u64> = c,
+        ) -> () {
+            extract_in::<I>(b, k, f, c)
+        });
     }
 
     /// Lanes `walls` holds (the generator's batch buffer, WALL = 1, bits outside 0).
@@ -171,9 +178,11 @@ impl BatchPlanes {
         if self.prepared {
             return;
         }
-        let out = self.simd.run(Prepare {
-            b: &mut *self,
-            walls,
+        let out = crate::simd_run!(self.simd, <I> (
+            b: &'a mut BatchPlanes = &mut *self,
+            walls: &'a mut LaneBuf = walls,
+        ) -> ([u64; 8], [u64; 8]) {
+            prepare_lanes::<I>(b, walls)
         });
         (self.boundary, self.floor) = out;
         self.prepared = true;
@@ -196,11 +205,13 @@ impl BatchPlanes {
     ) -> SpawnLane {
         self.prepare(walls);
         if !self.flooded {
-            self.simd.run(FloodLanes {
-                b: &mut *self,
-                spawn,
-                exit,
-                conn,
+            crate::simd_run!(self.simd, <I> (
+                b: &'a mut BatchPlanes = &mut *self,
+                spawn: (usize, usize) = spawn,
+                exit: Option<(usize, usize)> = exit,
+                conn: Connectivity = conn,
+            ) -> () {
+                flood_lanes::<I>(b, spawn, exit, conn)
             });
             self.flooded = true;
         }
@@ -226,7 +237,9 @@ impl BatchPlanes {
         let mut largest = size;
         if self.floor[k] > size as u64 {
             // Floor the lane flood did not reach: label it cave by cave.
-            self.simd.run(Rest { b: &mut *self, k });
+            crate::simd_run!(self.simd, <I> (b: &'a mut BatchPlanes = &mut *self, k: usize = k) -> () {
+                rest_in::<I>(b, k)
+            });
             let mut cursor = (0, 0);
             while let Some((y, x)) = self.rest.next_unclaimed(&mut cursor) {
                 let n = self.rest.flood_from(y, x, conn).size;
@@ -245,35 +258,26 @@ fn shape(rows: usize, cols: usize) -> (usize, usize) {
 }
 
 /// Compute `F`, `RF`, zero `S`; per lane boundary and floor cells.
-struct Prepare<'a> {
-    b: &'a mut BatchPlanes,
-    walls: &'a mut LaneBuf,
-}
-
-impl Task for Prepare<'_> {
-    type Output = ([u64; 8], [u64; 8]);
-    #[inline(always)]
-    fn run<I: Isa>(self) -> ([u64; 8], [u64; 8]) {
-        let Prepare { b, walls } = self;
-        let (rows, cols) = (b.rows, b.cols);
-        let mut w = walls.view::<I::Lanes>(rows, cols);
-        let (mut f, mut rf) = (b.f.view(rows, cols), b.rf.view(rows, cols));
-        let mut s = b.s.view(rows, cols);
-        let (w, f, rf, s) = (w.raw_mut(), f.raw_mut(), rf.raw_mut(), s.raw_mut());
-        let (bd, fl) = match cols.div_ceil(64) {
-            1 => prepare_in::<I::Lanes, 1>(w, f, rf, s, rows, cols),
-            2 => prepare_in::<I::Lanes, 2>(w, f, rf, s, rows, cols),
-            3 => prepare_in::<I::Lanes, 3>(w, f, rf, s, rows, cols),
-            4 => prepare_in::<I::Lanes, 4>(w, f, rf, s, rows, cols),
-            _ => unreachable!("rows wider than {MAX_WORDS} words are measured per cave"),
-        };
-        let mut out = ([0; 8], [0; 8]);
-        for k in 0..<I::Lanes as Lane>::N {
-            out.0[k] = bd.get(k);
-            out.1[k] = fl.get(k);
-        }
-        out
+#[inline(always)]
+fn prepare_lanes<I: Isa>(b: &mut BatchPlanes, walls: &mut LaneBuf) -> ([u64; 8], [u64; 8]) {
+    let (rows, cols) = (b.rows, b.cols);
+    let mut w = walls.view::<I::Lanes>(rows, cols);
+    let (mut f, mut rf) = (b.f.view(rows, cols), b.rf.view(rows, cols));
+    let mut s = b.s.view(rows, cols);
+    let (w, f, rf, s) = (w.raw_mut(), f.raw_mut(), rf.raw_mut(), s.raw_mut());
+    let (bd, fl) = match cols.div_ceil(64) {
+        1 => prepare_in::<I::Lanes, 1>(w, f, rf, s, rows, cols),
+        2 => prepare_in::<I::Lanes, 2>(w, f, rf, s, rows, cols),
+        3 => prepare_in::<I::Lanes, 3>(w, f, rf, s, rows, cols),
+        4 => prepare_in::<I::Lanes, 4>(w, f, rf, s, rows, cols),
+        _ => unreachable!("rows wider than {MAX_WORDS} words are measured per cave"),
+    };
+    let mut out = ([0; 8], [0; 8]);
+    for k in 0..<I::Lanes as Lane>::N {
+        out.0[k] = bd.get(k);
+        out.1[k] = fl.get(k);
     }
+    out
 }
 
 /// The planes of [`Prepare`] from the walls (laid out as [`crate::kernel::batch::LaneGrid`]:
@@ -331,116 +335,108 @@ fn prepare_in<V: Lane, const N: usize>(
 }
 
 /// The lane flood of the module docs.
-struct FloodLanes<'a> {
-    b: &'a mut BatchPlanes,
+#[inline(always)]
+fn flood_lanes<I: Isa>(
+    b: &mut BatchPlanes,
     spawn: (usize, usize),
     exit: Option<(usize, usize)>,
     conn: Connectivity,
-}
-
-impl Task for FloodLanes<'_> {
-    type Output = ();
-    #[inline(always)]
-    fn run<I: Isa>(self) {
-        let wpr = self.b.cols.div_ceil(64);
-        match (wpr, self.conn) {
-            (1, Connectivity::Four) => self.go::<I::Lanes, 1, false>(),
-            (2, Connectivity::Four) => self.go::<I::Lanes, 2, false>(),
-            (3, Connectivity::Four) => self.go::<I::Lanes, 3, false>(),
-            (4, Connectivity::Four) => self.go::<I::Lanes, 4, false>(),
-            (1, Connectivity::Eight) => self.go::<I::Lanes, 1, true>(),
-            (2, Connectivity::Eight) => self.go::<I::Lanes, 2, true>(),
-            (3, Connectivity::Eight) => self.go::<I::Lanes, 3, true>(),
-            (4, Connectivity::Eight) => self.go::<I::Lanes, 4, true>(),
-            _ => unreachable!("rows wider than {MAX_WORDS} words are measured per cave"),
-        }
+) {
+    let wpr = b.cols.div_ceil(64);
+    match (wpr, conn) {
+        (1, Connectivity::Four) => flood_go::<I::Lanes, 1, false>(b, spawn, exit),
+        (2, Connectivity::Four) => flood_go::<I::Lanes, 2, false>(b, spawn, exit),
+        (3, Connectivity::Four) => flood_go::<I::Lanes, 3, false>(b, spawn, exit),
+        (4, Connectivity::Four) => flood_go::<I::Lanes, 4, false>(b, spawn, exit),
+        (1, Connectivity::Eight) => flood_go::<I::Lanes, 1, true>(b, spawn, exit),
+        (2, Connectivity::Eight) => flood_go::<I::Lanes, 2, true>(b, spawn, exit),
+        (3, Connectivity::Eight) => flood_go::<I::Lanes, 3, true>(b, spawn, exit),
+        (4, Connectivity::Eight) => flood_go::<I::Lanes, 4, true>(b, spawn, exit),
+        _ => unreachable!("rows wider than {MAX_WORDS} words are measured per cave"),
     }
 }
 
-impl FloodLanes<'_> {
-    #[inline(always)]
-    fn go<V: Lane, const N: usize, const EIGHT: bool>(self) {
-        let FloodLanes {
-            b,
-            spawn,
-            exit,
-            conn: _,
-        } = self;
-        let (rows, cols) = (b.rows, b.cols);
-        let (_, len) = shape(rows, cols);
-        let (mut fg, mut rfg) = (b.f.view::<V>(rows, cols), b.rf.view::<V>(rows, cols));
-        let mut sg = b.s.view::<V>(rows, cols);
-        let (f, rf, s) = (
-            &fg.raw_mut()[..len],
-            &rfg.raw_mut()[..len],
-            &mut sg.raw_mut()[..len],
-        );
-        // Seeds: the spawn, or for a WALL spawn the first floor cell from the spawn's row on.
-        let (sy, sx) = spawn;
-        let inside = sy < rows && sx < cols;
-        let mut seed_rows = [usize::MAX; 8];
-        for (k, seed_row) in seed_rows.iter_mut().enumerate().take(V::N) {
-            b.spawn_floor[k] = inside && (f[(sy + 1) * N + sx / 64].get(k) >> (sx % 64)) & 1 == 1;
-            let from = if inside { sy } else { 0 };
-            let mut cell = b.spawn_floor[k].then_some((sy, sx));
-            for d in 0..rows {
-                if cell.is_some() {
+/// [`flood_lanes`] for rows of `N` words.
+#[inline(always)]
+fn flood_go<V: Lane, const N: usize, const EIGHT: bool>(
+    b: &mut BatchPlanes,
+    spawn: (usize, usize),
+    exit: Option<(usize, usize)>,
+) {
+    let (rows, cols) = (b.rows, b.cols);
+    let (_, len) = shape(rows, cols);
+    let (mut fg, mut rfg) = (b.f.view::<V>(rows, cols), b.rf.view::<V>(rows, cols));
+    let mut sg = b.s.view::<V>(rows, cols);
+    let (f, rf, s) = (
+        &fg.raw_mut()[..len],
+        &rfg.raw_mut()[..len],
+        &mut sg.raw_mut()[..len],
+    );
+    // Seeds: the spawn, or for a WALL spawn the first floor cell from the spawn's row on.
+    let (sy, sx) = spawn;
+    let inside = sy < rows && sx < cols;
+    let mut seed_rows = [usize::MAX; 8];
+    for (k, seed_row) in seed_rows.iter_mut().enumerate().take(V::N) {
+        b.spawn_floor[k] = inside && (f[(sy + 1) * N + sx / 64].get(k) >> (sx % 64)) & 1 == 1;
+        let from = if inside { sy } else { 0 };
+        let mut cell = b.spawn_floor[k].then_some((sy, sx));
+        for d in 0..rows {
+            if cell.is_some() {
+                break;
+            }
+            let y = (from + d) % rows;
+            for i in 0..N {
+                let w = f[(y + 1) * N + i].get(k);
+                if w != 0 {
+                    cell = Some((y, i * 64 + w.trailing_zeros() as usize));
                     break;
                 }
-                let y = (from + d) % rows;
-                for i in 0..N {
-                    let w = f[(y + 1) * N + i].get(k);
-                    if w != 0 {
-                        cell = Some((y, i * 64 + w.trailing_zeros() as usize));
-                        break;
-                    }
-                }
-            }
-            if let Some((y, x)) = cell {
-                let o = (y + 1) * N + x / 64;
-                let mut v = s[o];
-                v.set(k, v.get(k) | 1u64 << (x % 64));
-                s[o] = v;
-                *seed_row = y;
             }
         }
-        let mut start = usize::MAX;
-        for (k, &y) in seed_rows.iter().enumerate().take(V::N) {
-            if y == usize::MAX || seed_rows[..k].contains(&y) {
-                continue;
-            }
-            start = start.min(y);
-            // Close the seed row under runs (every lane: other lanes' claims in it are whole
-            // runs or seeds too).
-            let p = (y + 1) * N;
-            let got = runs::<V, N>(ld(f, p), ld(rf, p), ld(s, p));
-            s[p..p + N].copy_from_slice(&got);
+        if let Some((y, x)) = cell {
+            let o = (y + 1) * N + x / 64;
+            let mut v = s[o];
+            v.set(k, v.get(k) | 1u64 << (x % 64));
+            s[o] = v;
+            *seed_row = y;
         }
-        if start != usize::MAX {
-            // Down from the first seed row, then up over every row; from then on sweep while
-            // the last sweep left candidates behind it.
-            sweep::<V, N, EIGHT, true>(f, rf, s, start, rows);
-            let mut next = sweep::<V, N, EIGHT, false>(f, rf, s, rows - 1, rows);
-            let mut down = true;
-            while let Some(from) = next {
-                next = if down {
-                    sweep::<V, N, EIGHT, true>(f, rf, s, from, rows)
-                } else {
-                    sweep::<V, N, EIGHT, false>(f, rf, s, from, rows)
-                };
-                down = !down;
-            }
+    }
+    let mut start = usize::MAX;
+    for (k, &y) in seed_rows.iter().enumerate().take(V::N) {
+        if y == usize::MAX || seed_rows[..k].contains(&y) {
+            continue;
         }
-        let mut size = V::ZERO;
-        for &v in &s[N..len - N] {
-            size = size.add(v.popcnt());
+        start = start.min(y);
+        // Close the seed row under runs (every lane: other lanes' claims in it are whole
+        // runs or seeds too).
+        let p = (y + 1) * N;
+        let got = runs::<V, N>(ld(f, p), ld(rf, p), ld(s, p));
+        s[p..p + N].copy_from_slice(&got);
+    }
+    if start != usize::MAX {
+        // Down from the first seed row, then up over every row; from then on sweep while
+        // the last sweep left candidates behind it.
+        sweep::<V, N, EIGHT, true>(f, rf, s, start, rows);
+        let mut next = sweep::<V, N, EIGHT, false>(f, rf, s, rows - 1, rows);
+        let mut down = true;
+        while let Some(from) = next {
+            next = if down {
+                sweep::<V, N, EIGHT, true>(f, rf, s, from, rows)
+            } else {
+                sweep::<V, N, EIGHT, false>(f, rf, s, from, rows)
+            };
+            down = !down;
         }
-        let ex = exit.filter(|&(y, x)| y < rows && x < cols);
-        for k in 0..V::N {
-            b.size[k] = size.get(k) as u32;
-            b.exit_in[k] = b.spawn_floor[k]
-                && ex.is_some_and(|(y, x)| (s[(y + 1) * N + x / 64].get(k) >> (x % 64)) & 1 == 1);
-        }
+    }
+    let mut size = V::ZERO;
+    for &v in &s[N..len - N] {
+        size = size.add(v.popcnt());
+    }
+    let ex = exit.filter(|&(y, x)| y < rows && x < cols);
+    for k in 0..V::N {
+        b.size[k] = size.get(k) as u32;
+        b.exit_in[k] = b.spawn_floor[k]
+            && ex.is_some_and(|(y, x)| (s[(y + 1) * N + x / 64].get(k) >> (x % 64)) & 1 == 1);
     }
 }
 
@@ -550,41 +546,32 @@ fn row_step<V: Lane, const N: usize, const EIGHT: bool, const DOWN: bool>(
 }
 
 /// Load lane `k`'s floor outside the flooded component into the per-cave flood.
-struct Rest<'a> {
-    b: &'a mut BatchPlanes,
-    k: usize,
-}
-
-impl Task for Rest<'_> {
-    type Output = ();
-    #[inline(always)]
-    fn run<I: Isa>(self) {
-        let Rest { b, k } = self;
-        let (rows, cols) = (b.rows, b.cols);
-        let wpr = cols.div_ceil(64);
-        let (mut fg, mut sg) = (
-            b.f.view::<I::Lanes>(rows, cols),
-            b.s.view::<I::Lanes>(rows, cols),
-        );
-        let (f, s) = (fg.raw_mut(), sg.raw_mut());
-        let lanes = <I::Lanes as Lane>::N;
-        assert!(k < lanes);
-        // Lane `k` is read word by word: `(f[p] & !s[p]).get(k)` computed whole vectors and
-        // read one lane back through the stack, a store-forwarding stall per word.
-        let (fw, sw) = (words(f), words(s));
-        let lay = b.rest.load_empty(rows, cols);
-        let mut n = 0;
-        for y in 0..rows {
-            let o = lay.off(y as isize);
-            for i in 0..wpr {
-                let p = ((y + 1) * wpr + i) * lanes + k;
-                let w = fw[p] & !sw[p];
-                n += w.count_ones() as u64;
-                b.rest.f[o + i] = w;
-            }
+#[inline(always)]
+fn rest_in<I: Isa>(b: &mut BatchPlanes, k: usize) {
+    let (rows, cols) = (b.rows, b.cols);
+    let wpr = cols.div_ceil(64);
+    let (mut fg, mut sg) = (
+        b.f.view::<I::Lanes>(rows, cols),
+        b.s.view::<I::Lanes>(rows, cols),
+    );
+    let (f, s) = (fg.raw_mut(), sg.raw_mut());
+    let lanes = <I::Lanes as Lane>::N;
+    assert!(k < lanes);
+    // Lane `k` is read word by word: `(f[p] & !s[p]).get(k)` computed whole vectors and
+    // read one lane back through the stack, a store-forwarding stall per word.
+    let (fw, sw) = (words(f), words(s));
+    let lay = b.rest.load_empty(rows, cols);
+    let mut n = 0;
+    for y in 0..rows {
+        let o = lay.off(y as isize);
+        for i in 0..wpr {
+            let p = ((y + 1) * wpr + i) * lanes + k;
+            let w = fw[p] & !sw[p];
+            n += w.count_ones() as u64;
+            b.rest.f[o + i] = w;
         }
-        b.rest.set_floor(n);
     }
+    b.rest.set_floor(n);
 }
 
 /// The words of the vectors `v`: vector `i`'s lane `k` is word `i * N + k`.
@@ -596,35 +583,24 @@ fn words<V: Lane>(v: &[V]) -> &[u64] {
 
 /// Copy lane `k`'s `F` and `S` planes out as compact per-cave planes (see
 /// [`BatchPlanes::width_planes`]).
-struct Extract<'a> {
-    b: &'a mut BatchPlanes,
-    k: usize,
-    f: &'a mut Vec<u64>,
-    c: &'a mut Vec<u64>,
-}
-
-impl Task for Extract<'_> {
-    type Output = ();
-    #[inline(always)]
-    fn run<I: Isa>(self) {
-        let Extract { b, k, f, c } = self;
-        let (rows, cols) = (b.rows, b.cols);
-        let (wpr, len) = shape(rows, cols);
-        let (mut fg, mut sg) = (
-            b.f.view::<I::Lanes>(rows, cols),
-            b.s.view::<I::Lanes>(rows, cols),
-        );
-        // Rows 1..=rows of the lane planes (row 0 and row rows + 1 are the zero guards).
-        let (fl, sl) = (&fg.raw_mut()[wpr..len - wpr], &sg.raw_mut()[wpr..len - wpr]);
-        f.clear();
-        c.clear();
-        let n = <I::Lanes as Lane>::N;
-        assert!(k < n);
-        // Plain loads: `Lane::get` on a vector may be compiled out of line.
-        let (fw, sw) = (words(fl), words(sl));
-        for i in 0..fl.len() {
-            f.push(fw[i * n + k]);
-            c.push(sw[i * n + k]);
-        }
+#[inline(always)]
+fn extract_in<I: Isa>(b: &mut BatchPlanes, k: usize, f: &mut Vec<u64>, c: &mut Vec<u64>) {
+    let (rows, cols) = (b.rows, b.cols);
+    let (wpr, len) = shape(rows, cols);
+    let (mut fg, mut sg) = (
+        b.f.view::<I::Lanes>(rows, cols),
+        b.s.view::<I::Lanes>(rows, cols),
+    );
+    // Rows 1..=rows of the lane planes (row 0 and row rows + 1 are the zero guards).
+    let (fl, sl) = (&fg.raw_mut()[wpr..len - wpr], &sg.raw_mut()[wpr..len - wpr]);
+    f.clear();
+    c.clear();
+    let n = <I::Lanes as Lane>::N;
+    assert!(k < n);
+    // Plain loads: `Lane::get` on a vector may be compiled out of line.
+    let (fw, sw) = (words(fl), words(sl));
+    for i in 0..fl.len() {
+        f.push(fw[i * n + k]);
+        c.push(sw[i * n + k]);
     }
 }

@@ -17,7 +17,7 @@ use std::str::FromStr;
 
 use crate::grid::Grid;
 
-use crate::simd::{Isa, Task};
+use crate::simd::Isa;
 
 use super::components::Flood;
 use super::{Connectivity, MeasureError};
@@ -124,43 +124,21 @@ pub(crate) fn apply<R: rand_core::Rng + ?Sized>(
     rng: &mut R,
 ) {
     let simd = flood.simd;
-    simd.run(Apply {
-        flood,
-        scratch,
-        g,
-        step,
-        conn,
-        rng,
+    // The whole post-step (floods, the per-component bookkeeping with its popcounts,
+    // write-back and digging) is compiled with the clone's instructions.
+    crate::simd_run!(simd, <I> [R: rand_core::Rng + ?Sized] (
+        flood: &'a mut Flood = flood,
+        scratch: &'a mut PostScratch = scratch,
+        g: &'a mut Grid = g,
+        step: PostStep = step,
+        conn: Connectivity = conn,
+        rng: &'a mut R = rng,
+    ) -> () {
+        apply_on::<I, R>(flood, scratch, g, step, conn, rng)
     });
 }
 
-/// [`apply`] in a SIMD clone: the whole post-step (floods, the per-component bookkeeping with
-/// its popcounts, write-back and digging) is compiled with the clone's instructions.
-struct Apply<'a, R: ?Sized> {
-    flood: &'a mut Flood,
-    scratch: &'a mut PostScratch,
-    g: &'a mut Grid,
-    step: PostStep,
-    conn: Connectivity,
-    rng: &'a mut R,
-}
-
-impl<R: rand_core::Rng + ?Sized> Task for Apply<'_, R> {
-    type Output = ();
-    #[inline(always)]
-    fn run<I: Isa>(self) {
-        let Apply {
-            flood,
-            scratch,
-            g,
-            step,
-            conn,
-            rng,
-        } = self;
-        apply_on::<I, R>(flood, scratch, g, step, conn, rng);
-    }
-}
-
+/// [`apply`] in a SIMD clone.
 #[inline(always)]
 fn apply_on<I: Isa, R: rand_core::Rng + ?Sized>(
     flood: &mut Flood,

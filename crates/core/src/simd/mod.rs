@@ -426,8 +426,49 @@ fn baseline<T: Task, I: Isa>(task: T) -> T::Output {
 /// });
 /// assert_eq!(ones, 6);
 /// ```
+///
+/// A block that needs a type parameter of the caller's (an `R: Rng` it was given, say) names
+/// it after the clone's: `<I> [R: Rng + ?Sized] (rng: &'a mut R = rng, ...)`; inner items
+/// cannot see the caller's generics, so the macro declares it again on the generated struct.
+/// A second lifetime is named the same way: `<I> ['b] (s: &'a mut Stream<'b> = self)`.
 #[macro_export]
 macro_rules! simd_run {
+    ($simd:expr, <$I:ident> [$l:lifetime] ($($name:ident : $ty:ty = $val:expr),* $(,)?) -> $out:ty $body:block) => {{
+        struct T<'a, $l> {
+            $($name: $ty,)*
+            _life: ::core::marker::PhantomData<(&'a (), &$l ())>,
+        }
+        impl<$l> $crate::simd::Task for T<'_, $l> {
+            type Output = $out;
+            #[inline(always)]
+            fn run<$I: $crate::simd::Isa>(self) -> $out {
+                let T { $($name,)* _life: _ } = self;
+                $body
+            }
+        }
+        $simd.run(T {
+            $($name: $val,)*
+            _life: ::core::marker::PhantomData,
+        })
+    }};
+    ($simd:expr, <$I:ident> [$G:ident : $($bound:tt)+] ($($name:ident : $ty:ty = $val:expr),* $(,)?) -> $out:ty $body:block) => {{
+        struct T<'a, $G: $($bound)+> {
+            $($name: $ty,)*
+            _life: ::core::marker::PhantomData<&'a ()>,
+        }
+        impl<$G: $($bound)+> $crate::simd::Task for T<'_, $G> {
+            type Output = $out;
+            #[inline(always)]
+            fn run<$I: $crate::simd::Isa>(self) -> $out {
+                let T { $($name,)* _life: _ } = self;
+                $body
+            }
+        }
+        $simd.run(T::<'_, $G> {
+            $($name: $val,)*
+            _life: ::core::marker::PhantomData,
+        })
+    }};
     ($simd:expr, <$I:ident> ($($name:ident : $ty:ty = $val:expr),* $(,)?) -> $out:ty $body:block) => {{
         struct T<'a> {
             $($name: $ty,)*

@@ -15,7 +15,7 @@
 use cavesweep_core::grid::Grid;
 use cavesweep_core::kernel::batch::LaneBuf;
 use cavesweep_core::measure::{Lazy, MeasureConfig, Measurer};
-use cavesweep_core::simd::{Isa, Lane, Simd, Task};
+use cavesweep_core::simd::{Isa, Lane, Simd};
 
 /// Caves waiting for a batch, and the measurer and lanes that take them.
 pub(crate) struct Gather {
@@ -71,7 +71,12 @@ impl Gather {
         }
         let n = self.n;
         self.n = 0;
-        self.simd.run(Load(&mut self.lanes, &self.grids[..n]));
+        cavesweep_core::simd_run!(self.simd, <I> (
+            lanes: &'a mut LaneBuf = &mut self.lanes,
+            grids: &'a [Grid] = &self.grids[..n],
+        ) -> () {
+            load::<I>(lanes, grids)
+        });
         self.measurer
             .begin_dense_batch(self.simd, self.rows, self.cols);
         for k in 0..n {
@@ -87,33 +92,27 @@ impl Gather {
 
 /// Put grids (at least one, all of one size) into the first lanes (the other lanes keep
 /// earlier caves: each lane is measured on its own).
-struct Load<'a>(&'a mut LaneBuf, &'a [Grid]);
-
-impl Task for Load<'_> {
-    type Output = ();
-    #[inline(always)]
-    fn run<I: Isa>(self) {
-        let n = <I::Lanes as Lane>::N;
-        let Load(lanes, grids) = self;
-        let (rows, cols) = (grids[0].rows(), grids[0].cols());
-        let (wpr, stride) = (cols.div_ceil(64), cols.div_ceil(64) + 2);
-        let mut v = lanes.view::<I::Lanes>(rows, cols);
-        let raw = v.raw_mut();
-        assert!(grids.len() <= n && raw.len() == (rows + 2) * stride);
-        // Word by word into lane k: `LaneGrid::grid_to_lane` sets whole vectors through
-        // `Lane::set`, compiled out of line (~2 us per 90x140 cave); plain stores are a copy.
-        // SAFETY: `Lane` implementors are plain `[u64; N]` layouts (every bit pattern valid;
-        // what `LaneBuf::view` relies on too), so the vectors are `len * N` words.
-        let words =
-            unsafe { std::slice::from_raw_parts_mut(raw.as_mut_ptr() as *mut u64, raw.len() * n) };
-        for (k, g) in grids.iter().enumerate() {
-            debug_assert!((g.rows(), g.cols()) == (rows, cols));
-            for y in 0..rows {
-                // The layout of `LaneGrid`: a guard row above, a guard vector left of each row.
-                let o = (y + 1) * stride + 1;
-                for (w, &src) in g.row(y)[..wpr].iter().enumerate() {
-                    words[(o + w) * n + k] = src;
-                }
+#[inline(always)]
+fn load<I: Isa>(lanes: &mut LaneBuf, grids: &[Grid]) {
+    let n = <I::Lanes as Lane>::N;
+    let (rows, cols) = (grids[0].rows(), grids[0].cols());
+    let (wpr, stride) = (cols.div_ceil(64), cols.div_ceil(64) + 2);
+    let mut v = lanes.view::<I::Lanes>(rows, cols);
+    let raw = v.raw_mut();
+    assert!(grids.len() <= n && raw.len() == (rows + 2) * stride);
+    // Word by word into lane k: `LaneGrid::grid_to_lane` sets whole vectors through
+    // `Lane::set`, compiled out of line (~2 us per 90x140 cave); plain stores are a copy.
+    // SAFETY: `Lane` implementors are plain `[u64; N]` layouts (every bit pattern valid;
+    // what `LaneBuf::view` relies on too), so the vectors are `len * N` words.
+    let words =
+        unsafe { std::slice::from_raw_parts_mut(raw.as_mut_ptr() as *mut u64, raw.len() * n) };
+    for (k, g) in grids.iter().enumerate() {
+        debug_assert!((g.rows(), g.cols()) == (rows, cols));
+        for y in 0..rows {
+            // The layout of `LaneGrid`: a guard row above, a guard vector left of each row.
+            let o = (y + 1) * stride + 1;
+            for (w, &src) in g.row(y)[..wpr].iter().enumerate() {
+                words[(o + w) * n + k] = src;
             }
         }
     }
