@@ -19,6 +19,7 @@ pub use cavesweep_core::{
     simd,
 };
 pub use cavesweep_engine::{
-    benchmark, command, error, failpoint, fanout, io, render, reproduce, search, store, sweep,
+    benchmark, command, error, failpoint, fanout, io, mapfile, render, reproduce, search, store,
+    sweep,
 };
 pub use cavesweep_report as report;

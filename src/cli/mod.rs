@@ -65,6 +65,12 @@ pub struct RecipeArgs {
 impl RecipeArgs {
     /// The recipe these flags describe, validated.
     pub fn recipe(&self) -> Result<Recipe> {
+        self.recipe_shaped(None)
+    }
+
+    /// The recipe these flags describe with its grid size set to `shape` (a start grid's):
+    /// applied with the `--set`s, so a spawn that fits the start grid is accepted.
+    pub fn recipe_shaped(&self, shape: Option<(usize, usize)>) -> Result<Recipe> {
         let mut recipe = match &self.recipe {
             Some(path) => {
                 let text = read_to_string_capped(path, MAX_RECIPE_BYTES)
@@ -83,12 +89,31 @@ impl RecipeArgs {
                 .with_context(|| format!("--set {}", cavesweep::quote::cut(kv)))?;
             pairs.push((k.trim(), v));
         }
+        let shape = shape.map(|(r, c)| (r.to_string(), c.to_string()));
+        if let Some((rows, cols)) = &shape {
+            for (key, size) in [("rows", rows), ("cols", cols)] {
+                if let Some((_, v)) = pairs.iter().find(|(k, _)| *k == key)
+                    && v.trim() != size
+                {
+                    anyhow::bail!(
+                        "--set {key}={} differs from the start grid's {key} ({size}): the start grid sets the size",
+                        cavesweep::quote::cut(v.trim())
+                    );
+                }
+            }
+            pairs.push(("rows", rows));
+            pairs.push(("cols", cols));
+        }
         recipe.set_many(pairs.iter().copied()).with_context(|| {
-            self.sets
+            let mut what: Vec<String> = self
+                .sets
                 .iter()
                 .map(|kv| format!("--set {}", cavesweep::quote::cut(kv)))
-                .collect::<Vec<_>>()
-                .join(" ")
+                .collect();
+            if let Some((rows, cols)) = &shape {
+                what.push(format!("the start grid's size {rows}x{cols}"));
+            }
+            what.join(" ")
         })?;
         if let Some(rng) = self.rng {
             recipe.rng = rng;

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use cavesweep::generate::{Cave, Generator};
+use cavesweep::mapfile;
 use cavesweep::measure::{Metric, MetricSet};
 use cavesweep::recipe::Recipe;
 use cavesweep::render;
@@ -33,7 +34,18 @@ pub struct RunArgs {
     /// Pixels per cell in the PNG.
     #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u16).range(1..=64))]
     scale: u16,
-    /// Replace a --png file that holds another picture (the same picture is always rewritten).
+    /// Start from the grid in FILE instead of the recipe's fill: `.txt` (`#` wall, `.` floor),
+    /// `.csv` (0/1), `.npy`, `.json`, `.tmj`/`.tmx` (Tiled) or `.png` (dark pixels are walls).
+    /// Its size is the recipe's; random post-steps draw from the seed's stream.
+    #[arg(long, value_name = "FILE")]
+    from: Option<PathBuf>,
+    /// Save the cave to FILE, the format from its extension: `.txt`, `.csv`, `.npy`, `.json`,
+    /// `.tmj`/`.tmx` (a Tiled map, with `cavesweep-tiles.png` beside it) or `.png` (one pixel
+    /// per cell). Repeatable.
+    #[arg(long, value_name = "FILE")]
+    save: Vec<PathBuf>,
+    /// Replace a --png or --save file that holds something else (the same bytes are always
+    /// rewritten).
     #[arg(long)]
     force: bool,
     /// Print one JSON object instead of the text report.
@@ -50,13 +62,27 @@ fn num(v: f64) -> serde_json::Value {
 }
 
 pub fn main(a: RunArgs) -> Result<()> {
-    let recipe = a.recipe.recipe()?;
+    let start = match &a.from {
+        Some(path) => Some(mapfile::read(path).context("--from")?),
+        None => None,
+    };
+    let recipe = a
+        .recipe
+        .recipe_shaped(start.as_ref().map(|g| (g.rows(), g.cols())))?;
     if a.png.is_some() {
         render::check_size(recipe.rows, recipe.cols, a.scale as usize).context("--png")?;
     }
+    for path in &a.save {
+        mapfile::Format::of_path(path).context("--save")?;
+    }
     let mut generator = Generator::new(&recipe, a.metrics)?;
-    let cave = generator.run(a.seed)?;
+    let cave = match &start {
+        Some(g) => generator.run_from(g, a.seed)?,
+        None => generator.run(a.seed)?,
+    };
+    let saves = save_files(&a, &recipe, &cave)?;
     write_png(&a, &recipe, &cave)?;
+    mapfile::write_all(&saves, true).context("--save")?;
     let mut out = std::io::stdout().lock();
     if a.json {
         return json(&a, &recipe, &cave, &mut out);
@@ -71,6 +97,32 @@ pub fn main(a: RunArgs) -> Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// The --save files, checked (unless --force) before anything is written: a refusal writes
+/// neither them nor the --png picture.
+fn save_files(a: &RunArgs, recipe: &Recipe, cave: &Cave) -> Result<Vec<(PathBuf, Vec<u8>)>> {
+    let metrics: Vec<(&str, f64)> = Metric::ALL
+        .into_iter()
+        .filter(|&m| a.metrics.contains(m))
+        .map(|m| (m.name(), cave.values[m.index()]))
+        .collect();
+    let info = mapfile::MapInfo {
+        recipe: Some(recipe),
+        seed: Some(a.seed),
+        metrics: &metrics,
+        spawn: Some(recipe.spawn_cell()),
+        exit: recipe.exit_cell(),
+    };
+    let mut files = Vec::new();
+    for path in &a.save {
+        files.extend(mapfile::files(path, cave.grid, &info).context("--save")?);
+    }
+    if !a.force {
+        cavesweep::io::check_no_replace(files.iter().map(|(p, b)| (p.as_path(), b.as_slice())))
+            .context("--save")?;
+    }
+    Ok(files)
 }
 
 /// The --png picture, if asked for (before anything is printed, so a refused file prints
@@ -94,6 +146,9 @@ fn json(a: &RunArgs, recipe: &Recipe, cave: &Cave, out: &mut impl Write) -> Resu
     let mut obj = serde_json::Map::new();
     obj.insert("recipe".into(), recipe.name.clone().into());
     obj.insert("seed".into(), a.seed.into());
+    if let Some(p) = &a.from {
+        obj.insert("from".into(), p.display().to_string().into());
+    }
     obj.insert("rng".into(), recipe.rng.to_string().into());
     obj.insert("rows".into(), recipe.rows.into());
     obj.insert("cols".into(), recipe.cols.into());
@@ -122,13 +177,22 @@ fn json(a: &RunArgs, recipe: &Recipe, cave: &Cave, out: &mut impl Write) -> Resu
 /// The text report's heading and wall fraction after the fill, each pass step and each
 /// post-step (`cave.trajectory` holds them in that order).
 fn trajectory(a: &RunArgs, recipe: &Recipe, cave: &Cave, out: &mut impl Write) -> Result<()> {
+    let from = match &a.from {
+        Some(p) => format!(" from {}", p.display()),
+        None => String::new(),
+    };
     writeln!(
         out,
-        "{} seed {} ({} rng, {}x{})",
+        "{} seed {}{from} ({} rng, {}x{})",
         recipe.name, a.seed, recipe.rng, recipe.rows, recipe.cols
     )?;
     writeln!(out, "wall fraction")?;
-    writeln!(out, "  after fill          {:.4}", cave.trajectory[0])?;
+    let first = if a.from.is_some() {
+        "start grid"
+    } else {
+        "after fill"
+    };
+    writeln!(out, "  {first:<20}{:.4}", cave.trajectory[0])?;
     let mut k = 1;
     for (i, pass) in recipe.passes.iter().enumerate() {
         for rep in 0..pass.repeat {

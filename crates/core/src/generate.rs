@@ -338,13 +338,7 @@ impl Generator {
             .as_ref()
             .filter(|_| !self.recipe.post.is_empty())
             .map(|_| Instant::now());
-        for (slot, rng) in self.slots[..seeds.len()].iter_mut().zip(&mut self.rngs) {
-            for &step in &self.recipe.post {
-                self.measurer
-                    .apply_post(&mut slot.grid, step, self.recipe.connectivity, rng);
-                slot.trajectory.push(slot.grid.count_walls() as f64 / cells);
-            }
-        }
+        self.post_steps(seeds.len());
         if let Some(times) = self.timing.as_mut() {
             if let Some(t) = t {
                 times.post += t.elapsed();
@@ -352,6 +346,19 @@ impl Generator {
             times.caves += seeds.len() as u64;
         }
         Ok(())
+    }
+
+    /// The recipe's post-steps on slots `0..n`, each drawing from its own stream, their wall
+    /// fractions appended to the trajectories.
+    fn post_steps(&mut self, n: usize) {
+        let cells = (self.recipe.rows * self.recipe.cols) as f64;
+        for (slot, rng) in self.slots[..n].iter_mut().zip(&mut self.rngs) {
+            for &step in &self.recipe.post {
+                self.measurer
+                    .apply_post(&mut slot.grid, step, self.recipe.connectivity, rng);
+                slot.trajectory.push(slot.grid.count_walls() as f64 / cells);
+            }
+        }
     }
 
     /// Run `phases` of a lane batch of `n` caves in the SIMD clone, timing each; returns the
@@ -465,6 +472,43 @@ impl Generator {
     /// Generate and measure the cave of `seed`.
     pub fn run(&mut self, seed: u64) -> Result<Cave<'_>, FillError> {
         self.make(&[seed], &[None], true)?;
+        let slot = &self.slots[0];
+        self.measurer
+            .measure(&slot.grid, &self.cfg, &mut self.values);
+        Ok(Cave {
+            seed,
+            grid: &slot.grid,
+            trajectory: &slot.trajectory,
+            values: &self.values,
+        })
+    }
+
+    /// The start grid of `seed`'s cave: the recipe's fill alone, before any pass.
+    pub fn fill(&mut self, seed: u64) -> Result<&Grid, FillError> {
+        self.measure_in = None;
+        self.fill_one(0, seed, None)?;
+        Ok(&self.slots[0].grid)
+    }
+
+    /// The cave the recipe makes from `start` instead of its fill: the passes and post-steps
+    /// run on a copy of `start`, then the metrics. Random post-steps (`bridge`) draw from
+    /// `seed`'s stream as the fill leaves it, so `run_from(fill(seed), seed)` is `run(seed)`.
+    /// `start` must have the recipe's shape.
+    pub fn run_from(&mut self, start: &Grid, seed: u64) -> Result<Cave<'_>, FillError> {
+        assert_eq!(
+            (start.rows(), start.cols()),
+            (self.recipe.rows, self.recipe.cols),
+            "the start grid has the recipe's shape"
+        );
+        let cells = (self.recipe.rows * self.recipe.cols) as f64;
+        // The fill seeds slot 0's stream and draws what it draws; its cells are then replaced.
+        self.fill(seed)?;
+        let slot = &mut self.slots[0];
+        slot.grid.copy_from(start);
+        slot.trajectory.clear();
+        slot.trajectory.push(start.count_walls() as f64 / cells);
+        run_passes(&mut self.stepper, &self.recipe.passes, slot, cells);
+        self.post_steps(1);
         let slot = &self.slots[0];
         self.measurer
             .measure(&slot.grid, &self.cfg, &mut self.values);
@@ -840,6 +884,35 @@ mod tests {
     use super::*;
     use crate::measure::EMPTY_VALUES;
     use crate::presets::{NAMES, preset};
+
+    /// `run_from(fill(seed), seed)` is `run(seed)` for every preset and both RNGs: grid,
+    /// trajectory and metrics (NetHack's bridge draws from the stream the fill left).
+    #[test]
+    fn run_from_the_fill_is_run() {
+        for name in NAMES {
+            for rng in ["xoshiro", "numpy"] {
+                let mut r = preset(name).unwrap();
+                if rng == "numpy" && r.set_kv("rng=numpy").is_err() {
+                    continue;
+                }
+                let mut g = Generator::new(&r, MetricSet::ALL).unwrap();
+                let mut own = Generator::new(&r, MetricSet::ALL).unwrap();
+                for seed in [0u64, 7, 31_575, u64::MAX - 1] {
+                    let start = own.fill(seed).unwrap().clone();
+                    let a = own.run_from(&start, seed).unwrap();
+                    let (ga, ta, va) = (a.grid.clone(), a.trajectory.to_vec(), *a.values);
+                    let b = g.run(seed).unwrap();
+                    assert_eq!(&ga, b.grid, "{name} {rng} seed {seed}");
+                    assert_eq!(ta, b.trajectory, "{name} {rng} seed {seed}");
+                    assert_eq!(
+                        va.map(f64::to_bits),
+                        b.values.map(f64::to_bits),
+                        "{name} {rng} seed {seed}"
+                    );
+                }
+            }
+        }
+    }
 
     /// `generate`'s lazy caves measure exactly what `run` measures, whatever is asked first,
     /// and the fractions taken from the trajectory equal a fresh popcount.

@@ -200,6 +200,8 @@ pub fn remedy(e: &(dyn Error + 'static)) -> Option<Remedy> {
             s.remedy()
         } else if let Some(s) = c.downcast_ref::<crate::io::ReplaceError>() {
             s.remedy()
+        } else if let Some(s) = c.downcast_ref::<crate::mapfile::MapFileError>() {
+            s.remedy()
         } else {
             None
         };

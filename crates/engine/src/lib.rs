@@ -11,6 +11,7 @@
 //! - [`store`]: output folders (lock, SQLite records, final files recorded by size and CRC-32);
 //! - [`io`]: the file-safety model (no-follow, folder-relative, atomic writes, capped reads);
 //! - [`render`]: cave pictures (PNG and ASCII);
+//! - [`mapfile`]: grids as files, both ways (text, CSV, numpy, JSON, Tiled maps, PNG);
 //! - [`reproduce`]: the book chapter's experiment and its verdicts;
 //! - [`command`]: the command line a folder records (the CLI's own, Python's rendered);
 //! - [`error`]: errors as one line, and what to do about a refusal in the caller's words;
@@ -90,6 +91,7 @@ pub mod error;
 pub mod failpoint;
 pub mod fanout;
 pub mod io;
+pub mod mapfile;
 pub mod render;
 pub mod reproduce;
 pub mod search;

@@ -1,0 +1,335 @@
+//! `run --from` and `run --save`, end to end through the real binary: every format read back
+//! gives the saved grid, a start grid is smoothed as the recipe's own fill would be, refusals
+//! and bad files are one-line errors, and Tiled's own renderer (`tmxrasterizer`, Debian's
+//! `tiled`, installed by `.ci/run`) draws an exported map cell for cell as cavesweep does.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use cavesweep::mapfile::{Format, TILES_PNG};
+use common::{assert_one_line_error, run, scratch, stderr};
+
+fn ok(args: &[&str]) -> String {
+    let o = run(args);
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    common::stdout(&o)
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn every_saved_format_reads_back_as_the_same_grid() {
+    let d = scratch("mapfile-roundtrip");
+    for preset in ["classic-4-5", "nethack-mines"] {
+        let txt = d.join(format!("{preset}.txt"));
+        let mut args = vec!["run", "--preset", preset, "--seed", "31575", "--save"];
+        args.push(path(&txt));
+        let files: Vec<_> = Format::ALL
+            .iter()
+            .map(|f| d.join(format!("{preset}-cave.{f}")))
+            .collect();
+        for f in &files {
+            args.push("--save");
+            args.push(path(f));
+        }
+        ok(&args);
+        let want = fs::read(&txt).unwrap();
+        for f in &files {
+            // Zero steps and no post-steps: the cave is the start grid, saved as text.
+            let back = d.join("back.txt");
+            ok(&[
+                "run",
+                "--preset",
+                "classic-4-5",
+                "--set",
+                "steps=0",
+                "--from",
+                path(f),
+                "--save",
+                path(&back),
+                "--force",
+            ]);
+            assert_eq!(fs::read(&back).unwrap(), want, "{}", f.display());
+        }
+        assert!(d.join(TILES_PNG).is_file());
+    }
+}
+
+#[test]
+fn a_start_grid_is_smoothed_as_the_fill_would_be() {
+    let d = scratch("mapfile-from");
+    for preset in [
+        "chapter-strict",
+        "classic-4-5",
+        "nethack-mines",
+        "roguebasin",
+    ] {
+        // The fill alone (every pass applied 0 times, no post-steps) saved, then the recipe
+        // run from it: the same cave as the recipe's own run of the seed.
+        let start = d.join(format!("{preset}-start.npy"));
+        let mut recipe = cavesweep::presets::preset(preset).unwrap();
+        for p in &mut recipe.passes {
+            p.repeat = 0;
+        }
+        recipe.post.clear();
+        let toml = d.join(format!("{preset}-fill.toml"));
+        fs::write(&toml, recipe.to_toml()).unwrap();
+        ok(&[
+            "run",
+            "--recipe",
+            path(&toml),
+            "--seed",
+            "7",
+            "--save",
+            path(&start),
+            "--force",
+        ]);
+        let direct = d.join(format!("{preset}-direct.txt"));
+        let from = d.join(format!("{preset}-from.txt"));
+        let out_direct = ok(&[
+            "run",
+            "--preset",
+            preset,
+            "--seed",
+            "7",
+            "--save",
+            path(&direct),
+            "--force",
+        ]);
+        let out_from = ok(&[
+            "run",
+            "--preset",
+            preset,
+            "--seed",
+            "7",
+            "--from",
+            path(&start),
+            "--save",
+            path(&from),
+            "--force",
+        ]);
+        assert_eq!(
+            fs::read(&direct).unwrap(),
+            fs::read(&from).unwrap(),
+            "{preset}"
+        );
+        // The same trajectory and metrics (the heading and first line say where the start
+        // grid came from).
+        let tail = |s: &str| s.lines().skip(3).collect::<Vec<_>>().join("\n");
+        assert_eq!(tail(&out_direct), tail(&out_from), "{preset}");
+        assert!(
+            out_from.contains(" from ") && out_from.contains("start grid"),
+            "{out_from}"
+        );
+    }
+}
+
+#[test]
+fn bad_start_grids_and_refused_saves_are_one_line_errors() {
+    let d = scratch("mapfile-errors");
+    let write = |name: &str, bytes: &[u8]| {
+        let p = d.join(name);
+        fs::write(&p, bytes).unwrap();
+        p
+    };
+    let cases = [
+        (
+            write("ragged.txt", b"#.#\n#.\n"),
+            "line 2: has 2 cells, expected 3",
+        ),
+        (write("char.txt", b"#.#\n#?#\n"), "line 2, column 2"),
+        (write("empty.csv", b""), "holds no grid"),
+        (write("bad.csv", b"0,1\n0,x\n"), "line 2, value 2"),
+        (write("bad.npy", b"not numpy"), "not a numpy .npy file"),
+        (write("cave.bmp", b"BM"), "cannot tell the map format"),
+    ];
+    for (p, needle) in &cases {
+        let o = run(&["run", "--from", path(p)]);
+        assert_one_line_error(&o, needle);
+        assert!(stderr(&o).contains("--from"), "{}", stderr(&o));
+    }
+    // A FIFO is refused at once, not waited on.
+    let fifo = d.join("fifo.txt");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let child = common::bin()
+        .args(["run", "--from", path(&fifo)])
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let o = common::wait_within(child, std::time::Duration::from_secs(20), "--from a FIFO");
+    assert_one_line_error(&o, "FIFO");
+    // A start grid smaller than the recipe's spawn.
+    let tiny = write("tiny.txt", b"..\n..\n");
+    let o = run(&["run", "--from", path(&tiny), "--set", "spawn=5,5"]);
+    assert_one_line_error(&o, "start grid's size 2x2");
+    // --set rows that contradicts the start grid.
+    let o = run(&["run", "--from", path(&tiny), "--set", "rows=9"]);
+    assert_one_line_error(&o, "differs from the start grid's rows");
+    // A file that holds something else is not replaced without --force; nothing is written.
+    let other = write("taken.npy", b"mine");
+    let also = d.join("new.txt");
+    let o = run(&["run", "--save", path(&also), "--save", path(&other)]);
+    assert_one_line_error(&o, "--force");
+    assert_eq!(fs::read(&other).unwrap(), b"mine");
+    assert!(!also.exists(), "a refused --save writes nothing");
+    ok(&[
+        "run",
+        "--save",
+        path(&also),
+        "--save",
+        path(&other),
+        "--force",
+    ]);
+    assert_ne!(fs::read(&other).unwrap(), b"mine");
+    // A link where the file would go is never written through.
+    let target = write("target.txt", b"keep");
+    let link = d.join("link.txt");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let o = run(&["run", "--save", path(&link), "--force"]);
+    assert_one_line_error(&o, "symbolic link");
+    assert_eq!(fs::read(&target).unwrap(), b"keep");
+    // An unknown extension is refused before any work.
+    let o = run(&["run", "--save", path(&d.join("cave.gif"))]);
+    assert_one_line_error(&o, "cannot tell the map format");
+}
+
+/// Pixels of a PNG as RGB triples, row-major, with its width.
+fn pixels(p: &Path) -> (usize, Vec<[u8; 3]>) {
+    let dec = png::Decoder::new(std::io::BufReader::new(fs::File::open(p).unwrap()));
+    let mut r = dec.read_info().unwrap();
+    let mut buf = vec![0; r.output_buffer_size().unwrap()];
+    let info = r.next_frame(&mut buf).unwrap();
+    let ch = info.color_type.samples();
+    assert_eq!(info.bit_depth, png::BitDepth::Eight);
+    let px = buf[..info.buffer_size()]
+        .chunks(ch)
+        .map(|c| {
+            if ch >= 3 {
+                [c[0], c[1], c[2]]
+            } else {
+                [c[0]; 3]
+            }
+        })
+        .collect();
+    (info.width as usize, px)
+}
+
+#[test]
+fn tiled_renders_the_exported_map_as_cavesweep_draws_it() {
+    let Some(tmxr) = which("tmxrasterizer") else {
+        assert!(
+            std::env::var_os("CAVESWEEP_SKIP_TILED").is_some(),
+            "tmxrasterizer (Debian package `tiled`) is not installed: .ci/run installs it; set \
+             CAVESWEEP_SKIP_TILED=1 to skip this test"
+        );
+        eprintln!("SKIPPED: tmxrasterizer is not installed");
+        return;
+    };
+    let d = scratch("mapfile-tiled");
+    for (preset, seed) in [("classic-4-5", "31575"), ("nethack-mines", "3")] {
+        let grid = d.join(format!("{preset}.txt"));
+        let pic = d.join(format!("{preset}-picture.png"));
+        let mut args = vec![
+            "run",
+            "--preset",
+            preset,
+            "--seed",
+            seed,
+            "--png",
+            path(&pic),
+        ];
+        args.extend(["--scale", "1", "--save", path(&grid)]);
+        let maps: Vec<_> = ["tmx", "tmj"]
+            .iter()
+            .map(|e| d.join(format!("{preset}.{e}")))
+            .collect();
+        for m in &maps {
+            args.extend(["--save", path(m)]);
+        }
+        ok(&args);
+        let text = fs::read_to_string(&grid).unwrap();
+        let (_, ours) = pixels(&pic);
+        for m in &maps {
+            let out = d.join(format!(
+                "{}.rendered.png",
+                m.file_name().unwrap().to_string_lossy()
+            ));
+            // One pixel per tile, markers hidden: each pixel is one cell's tile.
+            let st = Command::new(&tmxr)
+                .env("QT_QPA_PLATFORM", "offscreen")
+                .args([
+                    "--tilesize",
+                    "1",
+                    "--no-smoothing",
+                    "--hide-layer",
+                    "markers",
+                ])
+                .arg(m)
+                .arg(&out)
+                .output()
+                .unwrap();
+            assert!(
+                st.status.success(),
+                "tmxrasterizer {}: {}",
+                m.display(),
+                stderr(&st)
+            );
+            let (w, px) = pixels(&out);
+            let cols = text.lines().next().unwrap().len();
+            assert_eq!(w, cols, "{}", m.display());
+            let cells: Vec<bool> = text
+                .lines()
+                .flat_map(|l| l.bytes().map(|b| b == b'#'))
+                .collect();
+            assert_eq!(px.len(), cells.len(), "{}", m.display());
+            let mut compared = 0;
+            for (i, (&p, &wall)) in px.iter().zip(&cells).enumerate() {
+                let want = if wall {
+                    cavesweep::render::WALL
+                } else {
+                    cavesweep::render::FLOOR
+                };
+                assert_eq!(p, want, "{} cell {}: Tiled drew {p:?}", m.display(), i);
+                // cavesweep's picture: the same cell is wall or one of the floor colours
+                // (the spawn's ring and the exit's diamond cover a few cells).
+                let o = ours[i];
+                let marker =
+                    o == cavesweep::render::SPAWN || o == cavesweep::render::EXIT || o == [0, 0, 0];
+                if !marker {
+                    assert_eq!(
+                        o == cavesweep::render::WALL,
+                        wall,
+                        "{} cell {i}",
+                        m.display()
+                    );
+                    compared += 1;
+                }
+            }
+            assert!(
+                compared > cells.len() * 9 / 10,
+                "{compared} of {}",
+                cells.len()
+            );
+        }
+    }
+}
+
+fn which(cmd: &str) -> Option<std::path::PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|p| p.join(cmd))
+            .find(|p| p.is_file())
+    })
+}
