@@ -25,6 +25,7 @@ fn main() {
         extra: MetricSet::EMPTY,
         chunk: None,
         png: None,
+        save: None,
     })
     .unwrap();
     let pass = s.plan().order()[0].pass_rate.unwrap_or(f64::NAN);

@@ -333,3 +333,114 @@ fn which(cmd: &str) -> Option<std::path::PathBuf> {
             .find(|p| p.is_file())
     })
 }
+
+#[test]
+fn search_saves_each_match_the_same_whichever_run_writes_it() {
+    let d = scratch("mapfile-search");
+    let (all, limit) = (d.join("all"), d.join("limit"));
+    let base = [
+        "search",
+        "--preset",
+        "nethack-mines",
+        "--seeds",
+        "0..300",
+        "--where",
+        "components<=1",
+        "--save-format",
+        "tmx,npy,json,npy",
+        "--threads",
+        "2",
+    ];
+    // Every match (files written as chunks finish) and the first five (written at the end).
+    let mut a = base.to_vec();
+    a.extend(["--save-dir", path(&all)]);
+    let rows = ok(&a);
+    let seeds: Vec<&str> = rows
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap())
+        .collect();
+    assert!(seeds.len() >= 5, "{rows}");
+    let mut b = base.to_vec();
+    b.extend(["--save-dir", path(&limit), "--limit", "5"]);
+    ok(&b);
+    let names = |dir: &Path| {
+        let mut v: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(names(&all).len(), 3 * seeds.len() + 1, "{:?}", names(&all));
+    assert_eq!(names(&limit).len(), 3 * 5 + 1);
+    for seed in &seeds[..5] {
+        for ext in ["tmx", "npy", "json"] {
+            let f = format!("{seed}.{ext}");
+            assert_eq!(
+                fs::read(all.join(&f)).unwrap(),
+                fs::read(limit.join(&f)).unwrap(),
+                "{f}"
+            );
+        }
+        // The saved cave is the seed's cave.
+        let (x, y) = (d.join("x.txt"), d.join("y.txt"));
+        ok(&[
+            "run",
+            "--preset",
+            "nethack-mines",
+            "--seed",
+            seed,
+            "--save",
+            path(&x),
+            "--force",
+        ]);
+        let npy = all.join(format!("{seed}.npy"));
+        ok(&[
+            "run",
+            "--from",
+            path(&npy),
+            "--set",
+            "steps=0",
+            "--save",
+            path(&y),
+            "--force",
+        ]);
+        assert_eq!(fs::read(&x).unwrap(), fs::read(&y).unwrap(), "seed {seed}");
+    }
+    // A resumed search with --out makes the files a match lacks, and only those.
+    let out = d.join("m.csv");
+    let mut c = base.to_vec();
+    c.extend([
+        "--save-dir",
+        path(&limit),
+        "--limit",
+        "5",
+        "--out",
+        path(&out),
+    ]);
+    ok(&c);
+    let gone = limit.join(format!("{}.json", seeds[2]));
+    let want = fs::read(&gone).unwrap();
+    fs::remove_file(&gone).unwrap();
+    ok(&c);
+    assert_eq!(fs::read(&gone).unwrap(), want);
+    // A file that holds something else is refused without --force.
+    fs::write(&gone, b"mine").unwrap();
+    let mut e = base.to_vec();
+    e.extend(["--save-dir", path(&limit), "--limit", "5"]);
+    assert_one_line_error(&run(&e), "--force");
+    assert_eq!(fs::read(&gone).unwrap(), b"mine");
+    let o = run(&[
+        "search",
+        "--seeds",
+        "0..9",
+        "--where",
+        "components>0",
+        "--save-dir",
+        path(&d),
+        "--save-format",
+        "gif",
+    ]);
+    assert_one_line_error(&o, "unknown map format \"gif\"");
+}

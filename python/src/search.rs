@@ -122,7 +122,9 @@ fn out_error(e: OutputError) -> PyErr {
         OutputError::Empty | OutputError::IsFolder(_) => {
             value_msg(format!("out={}", error_line(&e)))
         }
-        OutputError::Checkpoint(e @ SearchError::Png(_)) => search_error(e),
+        OutputError::Checkpoint(e @ (SearchError::Png(_) | SearchError::Save(_))) => {
+            search_error(e)
+        }
         e => runtime_error(e),
     }
 }
@@ -214,7 +216,7 @@ fn open_out(
             Ok((Some(*f), prior))
         }
         None => {
-            search.create_png_dir().map_err(runtime_error)?;
+            search.create_match_dirs().map_err(runtime_error)?;
             Ok((None, Vec::new()))
         }
     }
@@ -400,6 +402,7 @@ fn _search<'py>(
                 scale: scale as usize,
                 replace: force,
             }),
+            save: None,
         };
         // Validation and calibration (a sample of caves): off the GIL.
         let search = py.detach(|| Search::new(spec)).map_err(search_error)?;

@@ -10,12 +10,13 @@ use std::sync::{Arc, Mutex, TryLockError};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
+use cavesweep::mapfile;
 use cavesweep::measure::{Metric, MetricSet};
 use cavesweep::query::Expr;
 use cavesweep::search::output::{self, IfComplete, Opened, OutFile, OutputError};
 use cavesweep::search::{
-    ChunkRecord, Match, Mode, Order, Outcome, PngSpec, Progress, Search, SearchError, SearchSpec,
-    Seeds, Sink, read_seeds,
+    ChunkRecord, Match, Mode, Order, Outcome, PngSpec, Progress, SaveSpec, Search, SearchError,
+    SearchSpec, Seeds, Sink, read_seeds,
 };
 use cavesweep::sweep::parse_seeds;
 use clap::Args;
@@ -55,13 +56,26 @@ pub struct SearchArgs {
     /// checkpointed in FILE.csv.checkpoint/: rerun the same command to resume.
     #[arg(long, value_name = "FILE.csv")]
     out: Option<PathBuf>,
-    /// Replace an existing --out file (and a checkpoint of another search), and PNGs in
-    /// --png-dir that hold other pictures.
+    /// Replace an existing --out file (and a checkpoint of another search), and files in
+    /// --png-dir and --save-dir that hold something else.
     #[arg(long)]
     force: bool,
     /// Write a PNG per returned match into this folder, named SEED.png.
     #[arg(long, value_name = "DIR")]
     png_dir: Option<PathBuf>,
+    /// Save each returned match as map files into this folder, named SEED.EXT (see
+    /// --save-format; Tiled maps share `cavesweep-tiles.png` there).
+    #[arg(long, value_name = "DIR")]
+    save_dir: Option<PathBuf>,
+    /// The formats --save-dir writes, a comma list of txt, csv, npy, json, tmj, tmx, png (one
+    /// pixel per cell).
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "json",
+        requires = "save_dir"
+    )]
+    save_format: String,
     /// Pixels per cell in the PNGs.
     #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u16).range(1..=64))]
     scale: u16,
@@ -261,6 +275,23 @@ fn spec(a: &SearchArgs) -> Result<SearchSpec> {
         scale: a.scale as usize,
         replace: a.force,
     });
+    let save = match &a.save_dir {
+        Some(dir) => {
+            let mut formats: Vec<mapfile::Format> = Vec::new();
+            for f in a.save_format.split(',') {
+                let f: mapfile::Format = f.parse().context("--save-format")?;
+                if !formats.contains(&f) {
+                    formats.push(f);
+                }
+            }
+            Some(SaveSpec {
+                dir: dir.clone(),
+                formats,
+                replace: a.force,
+            })
+        }
+        None => None,
+    };
     Ok(SearchSpec {
         recipe,
         query,
@@ -269,6 +300,7 @@ fn spec(a: &SearchArgs) -> Result<SearchSpec> {
         extra,
         chunk: a.chunk,
         png,
+        save,
     })
 }
 
@@ -311,7 +343,7 @@ fn open_dest<'s>(
             (Dest::File(f), prior, path.display().to_string())
         }
         None => {
-            search.create_png_dir()?;
+            search.create_match_dirs()?;
             (
                 Dest::Stdout(std::io::stdout().lock()),
                 Vec::new(),
@@ -420,10 +452,17 @@ fn stop_on_signals(writing: Arc<Mutex<()>>) -> Arc<AtomicBool> {
 }
 
 /// The command recorded in a checkpoint: the flags that decide the rows (not --threads, --out,
-/// --force, --png-dir or --scale).
+/// --force, --png-dir, --scale, --save-dir or --save-format).
 fn recorded_command() -> String {
     cavesweep::command::recorded_args(
-        &["--threads", "--out", "--png-dir", "--scale"],
+        &[
+            "--threads",
+            "--out",
+            "--png-dir",
+            "--scale",
+            "--save-dir",
+            "--save-format",
+        ],
         &["--force"],
     )
 }

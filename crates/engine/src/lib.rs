@@ -76,6 +76,7 @@
 //!     extra: MetricSet::EMPTY,
 //!     chunk: None,
 //!     png: None,
+//!     save: None,
 //! })?;
 //! let mut keep = Keep(Vec::new());
 //! search.run(2, &AtomicBool::new(false), &[], &mut keep)?;

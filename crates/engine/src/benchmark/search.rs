@@ -191,6 +191,7 @@ pub fn reject_bench(
             extra: MetricSet::EMPTY,
             chunk: None,
             png: None,
+            save: None,
         })
     };
     let s = search(&query)?;

@@ -32,6 +32,7 @@ use cavesweep_core::recipe::Recipe;
 use crate::io::{self, ReplaceError};
 
 pub use encode::encode;
+pub use tiled::tiles_png;
 
 /// The largest map file read: 1 GiB (a 32768 x 32768 grid as text, with its newlines).
 pub const MAX_INPUT: u64 = 1 << 30;

@@ -25,7 +25,7 @@ const TILED_VERSION: &str = "1.10.2";
 
 /// The tileset picture: a floor tile and a wall tile side by side, in the colours of
 /// cavesweep's pictures ([`crate::render::FLOOR`], [`crate::render::WALL`]).
-pub(super) fn tiles_png() -> Vec<u8> {
+pub fn tiles_png() -> Vec<u8> {
     let mut rgb = Vec::with_capacity(2 * TILE * TILE * 3);
     for _ in 0..TILE {
         for x in 0..2 * TILE {

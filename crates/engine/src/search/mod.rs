@@ -34,11 +34,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::fanout;
+use crate::mapfile::{self, Format, MapInfo};
 use crate::render;
 use crate::sweep::output::push_num;
 use cavesweep_core::generate::Generator;
 use cavesweep_core::grid::Grid;
-use cavesweep_core::measure::{MeasureConfig, Metric, MetricSet, Stage, Values};
+use cavesweep_core::measure::{
+    EMPTY_VALUES, MeasureConfig, Measurer, Metric, MetricSet, Stage, Values,
+};
 use cavesweep_core::query::{Expr, QueryPlan};
 
 use crate::error::{Param, Worded, Words};
@@ -95,6 +98,9 @@ pub enum SearchError {
     /// A match's picture cannot be written (or would be too large).
     #[error(transparent)]
     Png(#[from] render::RenderError),
+    /// A match's map file cannot be written.
+    #[error(transparent)]
+    Save(#[from] mapfile::MapFileError),
     /// The checkpoint store refused or failed (locked, another search's, damaged, unwritable).
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
@@ -141,6 +147,7 @@ impl SearchError {
         match self {
             SearchError::Store(e) => e.remedy(),
             SearchError::Png(e) => e.remedy(),
+            SearchError::Save(e) => e.remedy(),
             _ => None,
         }
     }
@@ -312,6 +319,22 @@ pub struct SearchSpec {
     pub chunk: Option<u64>,
     /// Write a PNG per returned match into this folder.
     pub png: Option<PngSpec>,
+    /// Save each returned match as map files into this folder.
+    pub save: Option<SaveSpec>,
+}
+
+/// Map files of the matches ([`crate::mapfile`]): `SEED.EXT` per returned match and format,
+/// with the recipe, seed, every metric, spawn and exit where the format has room, so a file
+/// is the same bytes whichever run of a resumed search wrote it.
+#[derive(Debug, Clone)]
+pub struct SaveSpec {
+    /// The folder the files go in.
+    pub dir: PathBuf,
+    /// The formats, each once.
+    pub formats: Vec<Format>,
+    /// Replace a file holding something else (`--force`). Without it a file is rewritten only
+    /// when it holds exactly what this search writes, as on a resume.
+    pub replace: bool,
 }
 
 /// Pictures of the matches.
@@ -816,7 +839,7 @@ impl Search {
             Mode::Limit(n) => n,
             _ => u64::MAX,
         };
-        let want_png = self.spec.png.is_some() && self.spec.mode == Mode::All;
+        let want_png = self.per_match() && self.spec.mode == Mode::All;
         let mut found = Found {
             mode: self.spec.mode,
             columns: self.columns,
@@ -926,11 +949,12 @@ impl Search {
         } = found;
         matches.sort_unstable_by_key(|m| m.seed);
         matches.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
-        if let (Some(png), Some(mut grids)) = (&self.spec.png, grids) {
+        if let Some(mut grids) = grids {
             grids.sort_unstable_by_key(|g| g.0);
+            let mut measurer = Measurer::new();
             for (m, (seed, g)) in matches.iter().zip(&grids) {
                 debug_assert_eq!(m.seed, *seed);
-                self.write_png(png, m.seed, g)?;
+                self.write_match(&mut measurer, m.seed, g)?;
             }
         }
         if let Some(t) = top {
@@ -943,15 +967,72 @@ impl Search {
         }))
     }
 
-    fn write_png(&self, png: &PngSpec, seed: u64, g: &Grid) -> Result<(), SearchError> {
-        render::write_png(
-            &png.dir.join(format!("{seed}.png")),
-            g,
-            png.scale,
-            &render::Marks::of(&self.spec.recipe),
-            png.replace,
-        )?;
+    /// Whether each returned match gets files of its own (`png` or `save`).
+    pub fn per_match(&self) -> bool {
+        self.spec.png.is_some() || self.spec.save.is_some()
+    }
+
+    /// The files of one returned match: its picture and its map files.
+    fn write_match(&self, measurer: &mut Measurer, seed: u64, g: &Grid) -> Result<(), SearchError> {
+        if let Some(png) = &self.spec.png {
+            render::write_png(
+                &png.dir.join(format!("{seed}.png")),
+                g,
+                png.scale,
+                &render::Marks::of(&self.spec.recipe),
+                png.replace,
+            )?;
+        }
+        if let Some(save) = &self.spec.save {
+            let r = &self.spec.recipe;
+            let cfg = MeasureConfig {
+                connectivity: r.connectivity,
+                spawn: r.spawn_cell(),
+                exit: r.exit_cell(),
+                metrics: MetricSet::ALL,
+            };
+            let mut values = EMPTY_VALUES;
+            measurer.measure(g, &cfg, &mut values);
+            let metrics: Vec<(&str, f64)> = Metric::ALL
+                .iter()
+                .map(|m| (m.name(), values[m.index()]))
+                .collect();
+            let info = MapInfo {
+                recipe: Some(r),
+                seed: Some(seed),
+                metrics: &metrics,
+                spawn: Some(cfg.spawn),
+                exit: cfg.exit,
+            };
+            let files: Vec<(PathBuf, Vec<u8>)> = save
+                .formats
+                .iter()
+                .map(|&f| {
+                    (
+                        save.dir.join(format!("{seed}.{f}")),
+                        mapfile::encode(f, g, &info),
+                    )
+                })
+                .collect();
+            mapfile::write_all(&files, save.replace)?;
+        }
         Ok(())
+    }
+
+    /// The files `seed`'s match should have ([`Search::per_match`]).
+    fn match_files(&self, seed: u64) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        if let Some(png) = &self.spec.png {
+            out.push(png.dir.join(format!("{seed}.png")));
+        }
+        if let Some(save) = &self.spec.save {
+            out.extend(
+                save.formats
+                    .iter()
+                    .map(|f| save.dir.join(format!("{seed}.{f}"))),
+            );
+        }
+        out
     }
 
     /// Run the search on `threads` threads, writing into `sink`. Raising `stop` ends it after
@@ -1032,19 +1113,17 @@ impl Search {
         let complete = c.finished();
         c.flush_all(sink)?;
         if self.spec.mode == Mode::All {
-            // A resumed search: the earlier run wrote the PNGs of its chunks; make any missing
-            // (deleted, or --png-dir added on the rerun).
+            // A resumed search: the earlier run wrote the files of its chunks' matches; make
+            // any missing (deleted, or --png-dir / --save-dir added on the rerun).
             let seeds: Vec<u64> = prior
                 .iter()
                 .flat_map(|r| &r.matches)
                 .map(|m| m.seed)
                 .collect();
-            self.missing_pngs(&seeds, threads)?;
+            self.missing_match_files(&seeds, threads)?;
         }
-        if let Some(png) = &self.spec.png
-            && self.spec.mode != Mode::All
-        {
-            self.render_rows(png, &c.written, threads)?;
+        if self.per_match() && self.spec.mode != Mode::All {
+            self.render_rows(&c.written, threads)?;
         }
         Ok(SearchSummary {
             outcome: if complete {
@@ -1058,43 +1137,57 @@ impl Search {
         })
     }
 
-    /// Create the folder of the match PNGs (and its parents), if there is one. Done once
-    /// everything that can refuse the search has been checked, so a refused search leaves no
-    /// folder behind.
-    pub fn create_png_dir(&self) -> Result<(), SearchError> {
-        match &self.spec.png {
-            Some(png) => std::fs::create_dir_all(&png.dir).map_err(|source| SearchError::Io {
-                what: format!("cannot create the PNG folder {}", png.dir.display()),
+    /// Create the folders of the matches' pictures and map files (and their parents), and the
+    /// Tiled tileset picture the maps refer to. Done once everything that can refuse the
+    /// search has been checked, so a refused search leaves no folder behind.
+    pub fn create_match_dirs(&self) -> Result<(), SearchError> {
+        let create = |dir: &Path, what: &str| {
+            std::fs::create_dir_all(dir).map_err(|source| SearchError::Io {
+                what: format!("cannot create the {what} folder {}", dir.display()),
                 source,
-            }),
-            None => Ok(()),
+            })
+        };
+        if let Some(png) = &self.spec.png {
+            create(&png.dir, "PNG")?;
         }
+        if let Some(save) = &self.spec.save {
+            create(&save.dir, "map")?;
+            if save.formats.iter().any(|f| f.needs_tiles()) {
+                let tiles = save.dir.join(mapfile::TILES_PNG);
+                mapfile::write_all(&[(tiles, mapfile::tiles_png())], save.replace)?;
+            }
+        }
+        Ok(())
     }
 
-    /// With `--png-dir`: the PNGs of `seeds` (rows an earlier run returned) that are missing
-    /// from the folder (deleted, or `--png-dir` added on a rerun), regenerated.
-    pub fn missing_pngs(&self, seeds: &[u64], threads: usize) -> Result<(), SearchError> {
-        let Some(png) = &self.spec.png else {
+    /// The files of `seeds` (rows an earlier run returned) that are missing from their folders
+    /// (deleted, or `--png-dir` / `--save-dir` added on a rerun), regenerated.
+    pub fn missing_match_files(&self, seeds: &[u64], threads: usize) -> Result<(), SearchError> {
+        if !self.per_match() {
             return Ok(());
-        };
+        }
         let missing: Vec<u64> = seeds
             .iter()
             .copied()
-            .filter(|s| !png.dir.join(format!("{s}.png")).exists())
+            .filter(|&s| self.match_files(s).iter().any(|f| !f.exists()))
             .collect();
-        self.render_rows(png, &missing, threads)
+        self.render_rows(&missing, threads)
     }
 
-    /// PNGs for `seeds` (regenerated; `--limit` and `--top` know their rows only at the end).
-    fn render_rows(&self, png: &PngSpec, seeds: &[u64], threads: usize) -> Result<(), SearchError> {
+    /// The files of the matches `seeds`, regenerated (`--limit` and `--top` know their rows
+    /// only at the end).
+    fn render_rows(&self, seeds: &[u64], threads: usize) -> Result<(), SearchError> {
         use rayon::prelude::*;
         let pool = crate::fanout::pool(threads)?;
         pool.install(|| {
             seeds.par_iter().try_for_each_init(
-                || Generator::new(&self.spec.recipe, MetricSet::EMPTY).expect("validated"),
-                |g, &seed| {
+                || {
+                    let g = Generator::new(&self.spec.recipe, MetricSet::EMPTY).expect("validated");
+                    (g, Measurer::new())
+                },
+                |(g, m), &seed| {
                     let cave = g.run(seed).expect("recipe validated");
-                    self.write_png(png, seed, cave.grid)
+                    self.write_match(m, seed, cave.grid)
                 },
             )
         })
@@ -1201,7 +1294,7 @@ impl<'a> Collector<'a> {
         }
         sink.rows(rows)?;
         self.rows += rows.len() as u64;
-        if self.s.spec.png.is_some() {
+        if self.s.per_match() {
             self.written.extend(rows.iter().map(|m| m.seed));
         }
         Ok(())

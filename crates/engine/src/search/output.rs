@@ -178,7 +178,7 @@ pub fn open(
             source,
         })?;
     // Last: a search refused for any reason above leaves no PNG folder behind.
-    search.create_png_dir()?;
+    search.create_match_dirs()?;
     Ok(Opened::Open(Box::new(OutFile {
         path: path.to_path_buf(),
         checkpoint,
@@ -209,9 +209,9 @@ fn intact(
             source,
         })?;
     if intact {
-        search.create_png_dir()?;
-        if search.spec().png.is_some() && done.rows > 0 {
-            search.missing_pngs(&read_seeds(path)?, threads)?;
+        search.create_match_dirs()?;
+        if search.per_match() && done.rows > 0 {
+            search.missing_match_files(&read_seeds(path)?, threads)?;
         }
     }
     Ok(intact)

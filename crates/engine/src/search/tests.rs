@@ -42,6 +42,7 @@ fn spec(query: &str, seeds: Seeds, mode: Mode, chunk: u64) -> SearchSpec {
         extra: MetricSet::ALL,
         chunk: Some(chunk),
         png: None,
+        save: None,
     }
 }
 
