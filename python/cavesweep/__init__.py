@@ -7,6 +7,8 @@ A thin shell over the cavesweep Rust library (the same code as the ``cavesweep``
 - ``generate_many(recipe, seeds)`` -> an (n, rows, cols) array, filled in parallel;
 - ``measure(grid, ...)`` -> dict of metrics, for any 2-D 0/1 array;
 - ``keep_largest``, ``remove_small``, ``bridge``: the post-steps on an array;
+- ``step(grid, rule)``, ``fill(recipe, seed)``, ``apply(recipe, grid)``: rules and recipes on
+  your own grids; ``save(grid, path)`` / ``load(path)``: text, CSV, .npy, JSON, Tiled maps, PNG;
 - ``sweep(...)``: the command line's ``cavesweep sweep``, summary as a pandas DataFrame;
 - ``search(...)``: the command line's ``cavesweep search``, matches as a pandas DataFrame.
 
@@ -22,14 +24,19 @@ from ._native import (
     WALL,
     Recipe,
     __version__,
+    apply,
     bridge,
+    fill,
     generate,
     generate_many,
     keep_largest,
+    load,
     measure,
     presets,
     recipe,
     remove_small,
+    save,
+    step,
 )
 from ._search import search
 from ._sweep import read_table, sweep
@@ -41,15 +48,20 @@ __all__ = [
     "WALL",
     "Recipe",
     "__version__",
+    "apply",
     "bridge",
+    "fill",
     "generate",
     "generate_many",
     "keep_largest",
+    "load",
     "measure",
     "presets",
     "read_table",
     "recipe",
     "remove_small",
+    "save",
     "search",
+    "step",
     "sweep",
 ]

@@ -96,6 +96,33 @@ def remove_small(
     grid: GridLike, min_size: int, connectivity: Optional[Union[int, str]] = 4
 ) -> npt.NDArray[Any]: ...
 def bridge(grid: GridLike, seed: int = 0) -> npt.NDArray[Any]: ...
+def step(
+    grid: GridLike,
+    rule: str,
+    *,
+    steps: int = 1,
+    outside: Literal["floor", "wall", "wrap"] = "floor",
+    update: Literal["sync", "inplace-row-major", "inplace-col-major"] = "sync",
+    border: Literal["none", "solid"] = "none",
+) -> Grid: ...
+def fill(recipe: RecipeLike, seed: int, **overrides: SetValue) -> Grid: ...
+@overload
+def apply(
+    recipe: RecipeLike, grid: GridLike, *, seed: int = 0, trajectory: Literal[False] = False, **overrides: SetValue
+) -> Grid: ...
+@overload
+def apply(
+    recipe: RecipeLike, grid: GridLike, *, seed: int = 0, trajectory: Literal[True], **overrides: SetValue
+) -> Tuple[Grid, npt.NDArray[np.float64]]: ...
+def save(
+    grid: GridLike,
+    path: Union[str, "PathLike[str]"],
+    *,
+    recipe: Optional[RecipeLike] = None,
+    seed: Optional[int] = None,
+    force: bool = False,
+) -> None: ...
+def load(path: Union[str, "PathLike[str]"]) -> Grid: ...
 def _sweep(
     recipe: RecipeLike,
     out: Union[str, "PathLike[str]"],

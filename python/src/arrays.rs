@@ -84,15 +84,12 @@ fn pack<T: Cell>(a: &Bound<'_, PyArray2<T>>, g: &mut Grid) -> PyResult<()> {
     let view = ro.as_array();
     let cols = g.cols();
     let mut buf = vec![0u8; cols];
+    let simd = cavesweep::simd::Simd::active();
     for (y, row) in view.rows().into_iter().enumerate() {
         match row.as_slice().and_then(T::bytes) {
-            // Contiguous bytes: check and pack in place.
-            Some(bytes) => {
-                if let Some(x) = cells::first_not_binary(bytes) {
-                    return Err(not_binary(y, x, bytes[x].to_string()));
-                }
-                cells::pack_row(g, y, bytes);
-            }
+            // Contiguous bytes: checked and packed in one SIMD pass, in place.
+            Some(bytes) => cells::pack_row_checked(simd, g, y, bytes)
+                .map_err(|x| not_binary(y, x, bytes[x].to_string()))?,
             None => {
                 for (x, (b, &v)) in buf.iter_mut().zip(row.iter()).enumerate() {
                     *b = v.cell().ok_or_else(|| not_binary(y, x, v.show()))?;

@@ -9,6 +9,7 @@
 //! - `arrays`: numpy arrays of any integer/bool dtype and layout to and from grids;
 //! - `generate`: `generate()`, `generate_many()` (rayon, GIL released);
 //! - `measure`: `measure()` and the post-steps on arrays;
+//! - `grids`: `step()`, `fill()`, `apply()` on your own grids, `save()` and `load()` of map files;
 //! - `sweep`: the sweep engine behind `cavesweep.sweep()`;
 //! - `search`: the search engine behind `cavesweep.search()`;
 //! - `cmdline`: the command line equivalent to a call, as recorded in the output;
@@ -20,6 +21,7 @@ mod args;
 mod arrays;
 mod cmdline;
 mod generate;
+mod grids;
 mod interrupt;
 mod measure;
 mod recipe;
@@ -140,6 +142,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     recipe::register(m)?;
     generate::register(m)?;
     measure::register(m)?;
+    grids::register(m)?;
     sweep::register(m)?;
     search::register(m)?;
     m.add_function(wrap_pyfunction!(_panic, m)?)?;

@@ -346,6 +346,95 @@ mod x86 {
         }
     }
 
+    /// 64 cells per step: one compare for bytes over 1, one test for the word.
+    /// SAFETY: AVX-512 F/BW; `cells.len() <= row.len() * 64`.
+    #[inline(always)]
+    pub unsafe fn pack_avx512(row: &mut [u64], cells: &[u8]) -> bool {
+        // SAFETY: the caller upholds this function's contract (its `SAFETY:` doc line); the
+        // tail is a masked load of exactly its bytes.
+        unsafe {
+            let ones = _mm512_set1_epi8(1);
+            let mut over = 0u64;
+            let p = cells.as_ptr();
+            let full = cells.len() / 64;
+            for (i, w) in row[..full].iter_mut().enumerate() {
+                let v = _mm512_loadu_si512(p.add(64 * i).cast());
+                over |= _mm512_cmpgt_epu8_mask(v, ones);
+                *w = _mm512_test_epi8_mask(v, v);
+            }
+            let rest = cells.len() % 64;
+            if rest > 0 {
+                let v = _mm512_maskz_loadu_epi8((1u64 << rest) - 1, p.add(64 * full).cast());
+                over |= _mm512_cmpgt_epu8_mask(v, ones);
+                row[full] = _mm512_test_epi8_mask(v, v);
+            }
+            over == 0
+        }
+    }
+
+    /// 32 cells per step: each byte's bit 0 shifted to its sign bit, then `movemask`; the
+    /// largest byte kept for the check.
+    /// SAFETY: AVX2; `cells.len() <= row.len() * 64`.
+    #[inline(always)]
+    pub unsafe fn pack_avx2(row: &mut [u64], cells: &[u8]) -> bool {
+        // SAFETY: the caller upholds this function's contract (its `SAFETY:` doc line).
+        unsafe {
+            let mut max = _mm256_setzero_si256();
+            let p = cells.as_ptr();
+            let halves = cells.len() / 32;
+            // Plain loops, no closure: a closure may be compiled out of line, without the
+            // clone's features.
+            for (i, w) in row.iter_mut().enumerate().take(halves / 2) {
+                let lo = _mm256_loadu_si256(p.add(64 * i).cast());
+                let hi = _mm256_loadu_si256(p.add(64 * i + 32).cast());
+                max = _mm256_max_epu8(max, _mm256_max_epu8(lo, hi));
+                let l = _mm256_movemask_epi8(_mm256_slli_epi16(lo, 7)) as u32 as u64;
+                let h = _mm256_movemask_epi8(_mm256_slli_epi16(hi, 7)) as u32 as u64;
+                *w = l | h << 32;
+            }
+            let ones = _mm256_set1_epi8(1);
+            let all = _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_max_epu8(max, ones), ones));
+            let mut ok = all == -1;
+            let done = halves / 2 * 64;
+            if done < cells.len() {
+                let tail = &cells[done..];
+                ok &= tail.iter().all(|&c| c <= 1);
+                row[halves / 2] = super::pack_word(tail);
+            }
+            ok
+        }
+    }
+
+    /// 16 cells per step, as [`pack_avx2`] on SSE2's 128-bit vectors.
+    /// SAFETY: SSE2 (every x86-64 CPU); `cells.len() <= row.len() * 64`.
+    #[inline(always)]
+    pub unsafe fn pack_sse2(row: &mut [u64], cells: &[u8]) -> bool {
+        // SAFETY: the caller upholds this function's contract (its `SAFETY:` doc line).
+        unsafe {
+            let mut max = _mm_setzero_si128();
+            let p = cells.as_ptr();
+            let full = cells.len() / 64;
+            for (i, w) in row[..full].iter_mut().enumerate() {
+                let mut word = 0u64;
+                for q in 0..4 {
+                    let v = _mm_loadu_si128(p.add(64 * i + 16 * q).cast());
+                    max = _mm_max_epu8(max, v);
+                    word |= (_mm_movemask_epi8(_mm_slli_epi16(v, 7)) as u32 as u64) << (16 * q);
+                }
+                *w = word;
+            }
+            let ones = _mm_set1_epi8(1);
+            let all = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(max, ones), ones));
+            let mut ok = all == 0xffff;
+            if full * 64 < cells.len() {
+                let tail = &cells[full * 64..];
+                ok &= tail.iter().all(|&c| c <= 1);
+                row[full] = super::pack_word(tail);
+            }
+            ok
+        }
+    }
+
     /// The 64 cells of `w` as one streamed line.
     /// SAFETY: AVX-512 F/BW; `dst` is 64 bytes, line-aligned.
     #[inline(always)]
@@ -390,27 +479,65 @@ mod x86 {
 pub fn pack_row(g: &mut Grid, y: usize, cells: &[u8]) {
     assert_eq!(cells.len(), g.cols(), "row buffer has the wrong length");
     let row = g.row_mut(y);
-    let word = |src: &[u8]| {
-        let mut w = 0u64;
-        let mut groups = src.chunks_exact(8);
-        for (j, c) in (&mut groups).enumerate() {
-            w |= gather8(u64::from_le_bytes(c.try_into().expect("8 bytes"))) << (8 * j);
-        }
-        let base = src.len() / 8 * 8;
-        for (i, &c) in groups.remainder().iter().enumerate() {
-            w |= ((c & 1) as u64) << (base + i);
-        }
-        w
-    };
-    let mut blocks = cells.chunks_exact(64);
-    for (w, src) in row.iter_mut().zip(&mut blocks) {
-        *w = word(src);
+    // The last word's padding bits stay zero: `pack_word` sets only the tail's bits.
+    for (w, src) in row.iter_mut().zip(cells.chunks(64)) {
+        *w = pack_word(src);
     }
-    let tail = blocks.remainder();
-    if !tail.is_empty() {
-        // The last word's padding bits stay zero: `word` sets only the tail's bits.
-        *row.last_mut().expect("a row has a word") = word(tail);
+}
+
+/// [`pack_row`] with the check of [`first_not_binary`] in the same pass, on `simd`'s widest
+/// instructions (64 cells per AVX-512 compare, 32 per AVX2 `movemask`): `Err(x)` names the
+/// first cell that is neither 0 nor 1, and the row is then left unspecified. What the Python
+/// package runs on every row of an array it is given.
+pub fn pack_row_checked(simd: Simd, g: &mut Grid, y: usize, cells: &[u8]) -> Result<(), usize> {
+    assert_eq!(cells.len(), g.cols(), "row buffer has the wrong length");
+    let row = g.row_mut(y);
+    let ok = crate::simd_run!(simd, <I> (row: &'a mut [u64] = row, cells: &'a [u8] = cells) -> bool {
+        pack_in::<I>(row, cells)
+    });
+    match ok {
+        true => Ok(()),
+        false => Err(first_not_binary(cells).expect("the pack saw a byte over 1")),
     }
+}
+
+/// [`pack_row_checked`] in a SIMD clone: whether every cell was 0 or 1.
+#[inline(always)]
+fn pack_in<I: Isa>(row: &mut [u64], cells: &[u8]) -> bool {
+    debug_assert!(cells.len() <= row.len() * 64);
+    #[cfg(target_arch = "x86_64")]
+    match I::PATH.level() {
+        // SAFETY (each arm): the level is the running clone's, whose CPU has its features;
+        // the functions read `cells` and write `row[..cells.len().div_ceil(64)]` only.
+        Level::Avx512 => return unsafe { x86::pack_avx512(row, cells) },
+        // SAFETY: as above.
+        Level::Avx2 => return unsafe { x86::pack_avx2(row, cells) },
+        // SAFETY: as above (SSE2 is part of x86-64).
+        Level::Sse2 => return unsafe { x86::pack_sse2(row, cells) },
+        Level::Scalar => {}
+    }
+    if first_not_binary(cells).is_some() {
+        return false;
+    }
+    for (w, src) in row.iter_mut().zip(cells.chunks(64)) {
+        *w = pack_word(src);
+    }
+    true
+}
+
+/// Up to 64 cell bytes (0/1) as one word, 8 at a time by [`gather8`].
+#[inline(always)]
+fn pack_word(src: &[u8]) -> u64 {
+    let mut w = 0u64;
+    let mut groups = src.chunks_exact(8);
+    for (j, c) in (&mut groups).enumerate() {
+        w |= gather8(u64::from_le_bytes(c.try_into().expect("8 bytes"))) << (8 * j);
+    }
+    let base = src.len() / 8 * 8;
+    for (i, &c) in groups.remainder().iter().enumerate() {
+        w |= ((c & 1) as u64) << (base + i);
+    }
+    w
 }
 
 /// Index of the first byte that is neither 0 nor 1, if any.
@@ -452,6 +579,42 @@ mod tests {
             let mut out = vec![7u8; rows * cols];
             unpack(&g, &mut out);
             prop_assert_eq!(&out, &g.to_bytes());
+        }
+
+        /// Every SIMD path's checked packing against the cell-by-cell oracle
+        /// (`Grid::from_bytes`), widths across the 16-, 32- and 64-cell steps; with a bad
+        /// byte planted anywhere (its value 2..=255), the error names the first one.
+        #[test]
+        fn checked_pack_on_every_path_matches_cell_by_cell(
+            cols in 1usize..300,
+            seed in any::<u64>(),
+            bad in proptest::option::of((any::<prop::sample::Index>(), 2u8..=255)),
+        ) {
+            let mut s = seed | 1;
+            let mut bytes: Vec<u8> = (0..cols)
+                .map(|_| {
+                    s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    (s >> 63) as u8
+                })
+                .collect();
+            let want = Grid::from_bytes(1, cols, &bytes).unwrap();
+            let planted = bad.map(|(i, v)| {
+                let x = i.index(cols);
+                bytes[x] = v;
+                x
+            });
+            for simd in Simd::available() {
+                let mut g = Grid::new(1, cols).unwrap();
+                g.row_mut(0).fill(!0);
+                let r = pack_row_checked(simd, &mut g, 0, &bytes);
+                match planted {
+                    Some(x) => prop_assert_eq!(r, Err(x), "{}", simd),
+                    None => {
+                        prop_assert_eq!(r, Ok(()), "{}", simd);
+                        prop_assert_eq!(&g, &want, "{}", simd);
+                    }
+                }
+            }
         }
 
         /// Every SIMD path's unpacking against the cell-by-cell oracle (`Grid::to_bytes`),
