@@ -507,8 +507,8 @@ fn pack_in<I: Isa>(row: &mut [u64], cells: &[u8]) -> bool {
     debug_assert!(cells.len() <= row.len() * 64);
     #[cfg(target_arch = "x86_64")]
     match I::PATH.level() {
-        // SAFETY (each arm): the level is the running clone's, whose CPU has its features;
-        // the functions read `cells` and write `row[..cells.len().div_ceil(64)]` only.
+        // SAFETY: the level is the running clone's, whose CPU has its features; the
+        // functions read `cells` and write `row[..cells.len().div_ceil(64)]` only.
         Level::Avx512 => return unsafe { x86::pack_avx512(row, cells) },
         // SAFETY: as above.
         Level::Avx2 => return unsafe { x86::pack_avx2(row, cells) },
