@@ -9,6 +9,7 @@
 #   variants  one 10,000-seed sweep per preset + cavesweep report -> results/variants/
 #   report    a 1,025-point fill x steps sweep + cavesweep report (timed) -> results/grid/
 #   gallery   a typical cave per preset + the chapter's seed 42 (numpy RNG) -> results/gallery/
+#   export    a cave saved as a Tiled map, drawn by Tiled's tmxrasterizer -> results/export/
 #   kernels   cargo bench --bench kernels --bench inplace -> results/kernels.md (SKIP_BENCH=1 skips;
 #             KERNELS_OUT=FILE writes FILE instead, e.g. results/kernels-avx2.md from a machine
 #             without AVX-512, which cannot run the AVX-512 rows of results/kernels.md)
@@ -170,6 +171,34 @@ do_report_grid() {
   t1=$(date +%s.%N)
   GRID_SECONDS=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
   echo "report of the 1,025-point grid rendered in ${GRID_SECONDS} s" >&2
+}
+
+do_export() {
+  # A cave exported as a Tiled map and drawn by Tiled's own renderer (Debian's `tiled`), beside
+  # cavesweep's picture of it: what README's "Your own grids" shows.
+  rm -rf results/export
+  mkdir -p results/export
+  local tmx="$WORK/export/classic-4-5-31575.tmx"
+  rm -rf "$WORK/export"
+  mkdir -p "$WORK/export"
+  "$BIN" run --preset classic-4-5 --seed 31575 --save "$tmx" --save results/export/classic-4-5-31575.npy \
+    --png results/export/cavesweep-classic-4-5.png --scale 4 >/dev/null
+  QT_QPA_PLATFORM=offscreen tmxrasterizer --tilesize 4 "$tmx" results/export/tiled-classic-4-5.png 2>/dev/null
+  {
+    echo "# Export"
+    echo
+    echo "$PROV"
+    echo
+    echo "| file | what | command |"
+    echo "|---|---|---|"
+    echo "| [tiled-classic-4-5.png](tiled-classic-4-5.png) | the cave saved as a Tiled map, drawn by Tiled's \`tmxrasterizer\` (the spawn object is the small grey square) | \`cavesweep run --preset classic-4-5 --seed 31575 --save cave.tmx; tmxrasterizer --tilesize 4 cave.tmx tiled-classic-4-5.png\` |"
+    echo "| [cavesweep-classic-4-5.png](cavesweep-classic-4-5.png) | cavesweep's own picture of the same cave | \`cavesweep run --preset classic-4-5 --seed 31575 --png cavesweep-classic-4-5.png --scale 4\` |"
+    echo "| [classic-4-5-31575.npy](classic-4-5-31575.npy) | the same cave for numpy (\`np.load\`) | \`cavesweep run --preset classic-4-5 --seed 31575 --save classic-4-5-31575.npy\` |"
+    echo
+    echo "![Tiled's rendering](tiled-classic-4-5.png)"
+    echo
+    echo "![cavesweep's picture](cavesweep-classic-4-5.png)"
+  } >results/export/README.md
 }
 
 do_gallery() {
@@ -341,6 +370,7 @@ stage chapter do_chapter
 stage variants do_variants
 stage report do_report_grid
 stage gallery do_gallery
+stage export do_export
 if [ "${SKIP_BENCH:-0}" = 1 ]; then
   echo "== [kernels, bench] skipped (SKIP_BENCH=1)" >&2
 else
