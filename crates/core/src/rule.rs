@@ -19,8 +19,9 @@ pub enum RuleError {
     /// A B/S rule with more than one `/`; holds the rule text.
     #[error("rule {f0}: one '/' between the B and S parts, not several (e.g. B5678/S45678)", f0 = crate::quote::quote(.0))]
     ExtraSlash(String),
-    /// Text that is neither a B/S rule nor an `R1>=` rule; holds the rule text.
-    #[error("rule {f0}: expected B<counts>/S<counts> (e.g. B5678/S45678) or R1>=N[/R2<=M] (e.g. R1>=5/R2<=2)", f0 = crate::quote::quote(.0))]
+    /// Text that is neither a B/S rule, an `R1>=` rule nor Larger than Life; holds the rule
+    /// text.
+    #[error("rule {f0}: expected B<counts>/S<counts> (e.g. B5678/S45678, B2/S013V, B2/S34H), R1>=N[/R2<=M] (e.g. R1>=5/R2<=2) or Larger than Life (e.g. R5,C0,M1,S34..58,B34..45,NM)", f0 = crate::quote::quote(.0))]
     Unrecognised(String),
     /// A part of a B/S rule does not start with its letter (`B` first, `S` second).
     #[error("rule {rule}: part {part} must start with '{expected}'", rule = crate::quote::quote(.rule), part = crate::quote::quote(.part))]
@@ -49,6 +50,26 @@ pub enum RuleError {
         digit: u8,
         /// The part it appears twice in (`B...` or `S...`).
         part: String,
+    },
+    /// A count over the neighbourhood's size (`B5/S2V`: a von Neumann cell has 4 neighbours).
+    #[error("rule {rule}: count {count} is over the {max} neighbours of the {hood} neighbourhood", rule = crate::quote::quote(.rule))]
+    CountOver {
+        /// The whole rule text, trimmed.
+        rule: String,
+        /// The count given.
+        count: u8,
+        /// The neighbourhood's size.
+        max: u8,
+        /// The neighbourhood's name.
+        hood: &'static str,
+    },
+    /// A malformed Larger than Life rule (`Rr,Cc,Mm,Smin..max,Bmin..max,NM|NN`).
+    #[error("rule {rule}: {msg} (Larger than Life is written R5,C0,M1,S34..58,B34..45,NM)", rule = crate::quote::quote(.rule))]
+    Ltl {
+        /// The rule text, trimmed.
+        rule: String,
+        /// What is wrong with it.
+        msg: String,
     },
     /// A malformed two-radius rule (`R1>=N[/R2<=M]`).
     #[error("rule {rule}: {msg}", rule = crate::quote::quote(.rule))]
@@ -82,6 +103,20 @@ pub enum Rule {
         /// Survival mask: bit `k` (0..=8) set = WALL with `k` WALL neighbours stays WALL.
         survive: u16,
     },
+    /// Outer-totalistic on a smaller neighbourhood, with Golly's meaning: bit `k` of `birth` /
+    /// `survive` as for [`Rule::Moore`], `k` counting the [`Hood`]'s cells. Written
+    /// `B2/S013V` (von Neumann) or `B2/S34H` (hexagonal).
+    Hood {
+        /// The neighbourhood.
+        hood: Hood,
+        /// Birth mask over the neighbourhood's counts.
+        birth: u16,
+        /// Survival mask over the neighbourhood's counts.
+        survive: u16,
+    },
+    /// Larger than Life: counts over a box or diamond of radius `r`, with Golly's meaning.
+    /// Written `R5,C0,M1,S34..58,B34..45,NM`.
+    Ltl(Ltl),
     /// RogueBasin's two-radius rule: WALL iff `R1 >= r1_min` or (when set) `R2 <= r2_max`, where
     /// R1 counts walls in the 3x3 including the centre and R2 in the 5x5 minus its corners (21
     /// cells). Written `R1>=5/R2<=2` or `R1>=5`.
@@ -92,6 +127,191 @@ pub enum Rule {
         /// the R1 test alone.
         r2_max: Option<u8>,
     },
+}
+
+/// The neighbourhood of a [`Rule::Hood`] rule, as Golly defines it on a square grid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Hood {
+    /// The 4 edge neighbours: N, S, W, E (Golly's `V` suffix).
+    VonNeumann,
+    /// 6 neighbours: N, S, W, E, NW and SE (Golly's `H` suffix: a hexagonal grid drawn on a
+    /// square one, each row shifted half a cell from the one above; NE and SW are not
+    /// neighbours).
+    Hex,
+}
+
+impl Hood {
+    /// The `(dy, dx)` offsets of the neighbours.
+    pub fn offsets(self) -> &'static [(isize, isize)] {
+        match self {
+            Hood::VonNeumann => &[(-1, 0), (1, 0), (0, -1), (0, 1)],
+            Hood::Hex => &[(-1, 0), (1, 0), (0, -1), (0, 1), (-1, -1), (1, 1)],
+        }
+    }
+
+    /// How many neighbours a cell has.
+    pub fn size(self) -> u8 {
+        self.offsets().len() as u8
+    }
+
+    /// The rule suffix: `V` or `H`.
+    pub fn suffix(self) -> char {
+        match self {
+            Hood::VonNeumann => 'V',
+            Hood::Hex => 'H',
+        }
+    }
+
+    /// The name used in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Hood::VonNeumann => "von Neumann",
+            Hood::Hex => "hexagonal",
+        }
+    }
+}
+
+/// The largest Larger than Life radius (a box of 31 x 31 cells; Golly's own limit is 500, but
+/// a cave is smoothed over a few cells and the kernel's counts fit 10 bit planes up to 15).
+pub const MAX_LTL_RADIUS: u8 = 15;
+
+/// A Larger than Life rule (Golly's "Larger than Life" algorithm, two states).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Ltl {
+    /// The range `r`, 1..=[`MAX_LTL_RADIUS`].
+    pub radius: u8,
+    /// Whether the cell itself is counted (`M1`).
+    pub middle: bool,
+    /// A WALL cell stays WALL when its count is in `survive.0..=survive.1`.
+    pub survive: (u16, u16),
+    /// A FLOOR cell becomes WALL when its count is in `birth.0..=birth.1`.
+    pub birth: (u16, u16),
+    /// The neighbourhood's shape.
+    pub shape: LtlShape,
+}
+
+/// The shape of a Larger than Life neighbourhood.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LtlShape {
+    /// `NM`: the `(2r+1) x (2r+1)` box.
+    Box,
+    /// `NN`: the diamond `|dy| + |dx| <= r`.
+    Diamond,
+}
+
+impl Ltl {
+    /// Whether `(dy, dx)`, not the centre, is in the neighbourhood.
+    pub fn contains(&self, dy: isize, dx: isize) -> bool {
+        let r = self.radius as isize;
+        match self.shape {
+            LtlShape::Box => dy.abs() <= r && dx.abs() <= r,
+            LtlShape::Diamond => dy.abs() + dx.abs() <= r,
+        }
+    }
+
+    /// The largest count: every cell of the neighbourhood, the centre if counted.
+    pub fn max_count(&self) -> u16 {
+        let r = self.radius as u16;
+        let all = match self.shape {
+            LtlShape::Box => (2 * r + 1) * (2 * r + 1),
+            LtlShape::Diamond => 2 * r * (r + 1) + 1,
+        };
+        all - !self.middle as u16
+    }
+
+    /// The next state of a cell from its state and its count.
+    #[inline]
+    pub fn next(&self, wall: bool, count: u32) -> bool {
+        let (lo, hi) = if wall { self.survive } else { self.birth };
+        (lo as u32..=hi as u32).contains(&count)
+    }
+}
+
+fn parse_ltl(s: &str) -> Result<Rule, RuleError> {
+    let err = |msg: String| RuleError::Ltl {
+        rule: s.into(),
+        msg,
+    };
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    let [r, c, m, sv, b, n] = parts[..] else {
+        return Err(err(format!(
+            "{} comma-separated parts, expected 6",
+            parts.len()
+        )));
+    };
+    let num = |part: &str, prefix: &str| -> Result<u16, RuleError> {
+        part.strip_prefix(prefix)
+            .and_then(|v| v.parse::<u16>().ok())
+            .ok_or_else(|| {
+                err(format!(
+                    "{} is not {prefix}<number>",
+                    crate::quote::quote(part)
+                ))
+            })
+    };
+    let radius = num(r, "R")?;
+    if !(1..=MAX_LTL_RADIUS as u16).contains(&radius) {
+        return Err(err(format!("range R{radius} is not 1..{MAX_LTL_RADIUS}")));
+    }
+    match num(c, "C")? {
+        0 | 2 => {}
+        k => {
+            return Err(err(format!(
+                "C{k} has {k} states; caves have two (C0 or C2)"
+            )));
+        }
+    }
+    let middle = match num(m, "M")? {
+        0 => false,
+        1 => true,
+        k => return Err(err(format!("M{k}: the middle is counted (M1) or not (M0)"))),
+    };
+    let shape = match n {
+        "NM" => LtlShape::Box,
+        "NN" => LtlShape::Diamond,
+        _ => {
+            return Err(err(format!(
+                "neighbourhood {} is not NM (box) or NN (diamond)",
+                crate::quote::quote(n)
+            )));
+        }
+    };
+    let mut ltl = Ltl {
+        radius: radius as u8,
+        middle,
+        survive: (0, 0),
+        birth: (0, 0),
+        shape,
+    };
+    let max = ltl.max_count();
+    let range = |part: &str, prefix: &str| -> Result<(u16, u16), RuleError> {
+        let body = part.strip_prefix(prefix).ok_or_else(|| {
+            err(format!(
+                "{} does not start with {prefix}",
+                crate::quote::quote(part)
+            ))
+        })?;
+        let (lo, hi) = body.split_once("..").ok_or_else(|| {
+            err(format!(
+                "{} is not {prefix}min..max",
+                crate::quote::quote(part)
+            ))
+        })?;
+        let (lo, hi) = (lo.parse::<u16>(), hi.parse::<u16>());
+        match (lo, hi) {
+            (Ok(lo), Ok(hi)) if lo <= hi && hi <= max => Ok((lo, hi)),
+            (Ok(lo), Ok(hi)) => Err(err(format!(
+                "{prefix}{lo}..{hi}: a range from min to max within 0..{max}, the neighbourhood's count"
+            ))),
+            _ => Err(err(format!(
+                "{} is not {prefix}min..max",
+                crate::quote::quote(part)
+            ))),
+        }
+    };
+    ltl.survive = range(sv, "S")?;
+    ltl.birth = range(b, "B")?;
+    Ok(Rule::Ltl(ltl))
 }
 
 impl Rule {
@@ -120,6 +340,11 @@ impl Rule {
         let set = if wall { survive } else { birth };
         (set >> count) & 1 == 1
     }
+}
+
+/// A count mask's highest count (bit index), for the neighbourhood check.
+fn highest(mask: u16) -> u8 {
+    15 - mask.leading_zeros().min(15) as u8
 }
 
 fn parse_counts(rule: &str, part: &str, expected: char) -> Result<u16, RuleError> {
@@ -199,6 +424,9 @@ impl FromStr for Rule {
         if s.is_empty() {
             return Err(RuleError::Empty);
         }
+        if s.contains(',') {
+            return parse_ltl(&s.to_ascii_uppercase());
+        }
         if s.starts_with("R1") || s.starts_with("r1") {
             return parse_two_radius(&s.to_ascii_uppercase());
         }
@@ -211,9 +439,29 @@ impl FromStr for Rule {
         if sv.contains('/') {
             return Err(RuleError::ExtraSlash(s.into()));
         }
-        Ok(Rule::Moore {
-            birth: parse_counts(s, b, 'B')?,
-            survive: parse_counts(s, sv, 'S')?,
+        // Golly's neighbourhood suffix: `V` von Neumann, `H` hexagonal (none: Moore).
+        let (sv, hood) = match sv.chars().last().map(|c| c.to_ascii_uppercase()) {
+            Some('V') => (&sv[..sv.len() - 1], Some(Hood::VonNeumann)),
+            Some('H') => (&sv[..sv.len() - 1], Some(Hood::Hex)),
+            _ => (sv, None),
+        };
+        let (birth, survive) = (parse_counts(s, b, 'B')?, parse_counts(s, sv, 'S')?);
+        let Some(hood) = hood else {
+            return Ok(Rule::Moore { birth, survive });
+        };
+        let top = highest(birth | survive);
+        if (birth | survive) != 0 && top > hood.size() {
+            return Err(RuleError::CountOver {
+                rule: s.into(),
+                count: top,
+                max: hood.size(),
+                hood: hood.name(),
+            });
+        }
+        Ok(Rule::Hood {
+            hood,
+            birth,
+            survive,
         })
     }
 }
@@ -236,6 +484,28 @@ impl fmt::Display for Rule {
                 }
                 Ok(())
             }
+            Rule::Hood {
+                hood,
+                birth,
+                survive,
+            } => {
+                write!(f, "{}", Rule::Moore { birth, survive })?;
+                write!(f, "{}", hood.suffix())
+            }
+            Rule::Ltl(l) => write!(
+                f,
+                "R{},C0,M{},S{}..{},B{}..{},{}",
+                l.radius,
+                l.middle as u8,
+                l.survive.0,
+                l.survive.1,
+                l.birth.0,
+                l.birth.1,
+                match l.shape {
+                    LtlShape::Box => "NM",
+                    LtlShape::Diamond => "NN",
+                }
+            ),
             Rule::TwoRadius { r1_min, r2_max } => {
                 write!(f, "R1>={r1_min}")?;
                 if let Some(m) = r2_max {
@@ -356,6 +626,13 @@ mod tests {
             "B05678/S05678",
             "R1>=5/R2<=2",
             "R1>=5",
+            "B2/S013V",
+            "B/S01234V",
+            "B2/S34H",
+            "B0123456/SH",
+            "R5,C0,M1,S34..58,B34..45,NM",
+            "R1,C0,M0,S2..3,B3..3,NM",
+            "R7,C0,M0,S0..112,B10..20,NN",
         ] {
             let r: Rule = s.parse().unwrap();
             assert_eq!(r.to_string(), s);
@@ -405,6 +682,37 @@ mod tests {
         assert!(matches!(e("R1>=5/R3<=2"), RuleError::TwoRadius { .. }));
         assert!(matches!(e("R1>=5/R2<=22"), RuleError::TwoRadius { .. }));
         assert!(e("B9/S5").to_string().contains("'9'"));
+        assert!(matches!(
+            e("B5/S2V"),
+            RuleError::CountOver {
+                count: 5,
+                max: 4,
+                ..
+            }
+        ));
+        assert!(matches!(
+            e("B2/S7H"),
+            RuleError::CountOver {
+                count: 7,
+                max: 6,
+                ..
+            }
+        ));
+        assert!(e("B2/S7H").to_string().contains("hexagonal"));
+        for bad in [
+            "R5,C0,M1,S34..58,B34..45",
+            "R0,C0,M1,S1..2,B1..2,NM",
+            "R16,C0,M1,S1..2,B1..2,NM",
+            "R2,C3,M1,S1..2,B1..2,NM",
+            "R2,C0,M2,S1..2,B1..2,NM",
+            "R2,C0,M1,S3..2,B1..2,NM",
+            "R1,C0,M0,S1..9,B1..2,NM",
+            "R2,C0,M1,S1..2,B1..2,NC",
+            "R2,C0,M1,S1-2,B1..2,NM",
+        ] {
+            assert!(matches!(e(bad), RuleError::Ltl { .. }), "{bad}");
+        }
+        assert!(e("R1,C0,M0,S1..9,B1..2,NM").to_string().contains("0..8"));
     }
 
     #[test]

@@ -106,7 +106,7 @@ pub(crate) fn step_inplace<I: Isa>(
     );
     let (birth, survive) = match rule {
         Rule::Moore { birth, survive } => (birth, survive),
-        Rule::TwoRadius { .. } => {
+        Rule::TwoRadius { .. } | Rule::Hood { .. } | Rule::Ltl(_) => {
             scalar_inplace(grid, rule, outside, order);
             return;
         }
@@ -486,6 +486,35 @@ fn read(g: &Grid, y: isize, x: isize, outside: Outside) -> u32 {
 /// Next state of `(y, x)` reading the bit grid as it is now (the oracle's `next_cell`).
 fn next_cell(g: &Grid, rule: Rule, y: usize, x: usize, outside: Outside) -> bool {
     let (yi, xi) = (y as isize, x as isize);
+    let wall = g.get(y, x);
+    match rule {
+        Rule::Hood {
+            hood,
+            birth,
+            survive,
+        } => {
+            let n = hood
+                .offsets()
+                .iter()
+                .map(|&(dy, dx)| read(g, yi + dy, xi + dx, outside))
+                .sum();
+            return Rule::next_moore(birth, survive, wall, n);
+        }
+        Rule::Ltl(l) => {
+            let r = l.radius as isize;
+            let mut n = 0;
+            for dy in -r..=r {
+                for dx in -r..=r {
+                    let centre = dy == 0 && dx == 0;
+                    if (centre && l.middle) || (!centre && l.contains(dy, dx)) {
+                        n += read(g, yi + dy, xi + dx, outside);
+                    }
+                }
+            }
+            return l.next(wall, n);
+        }
+        _ => {}
+    }
     let mut n = 0;
     let mut r2 = 0;
     for dy in -2isize..=2 {
@@ -500,17 +529,17 @@ fn next_cell(g: &Grid, rule: Rule, y: usize, x: usize, outside: Outside) -> bool
             }
         }
     }
-    let wall = g.get(y, x);
     match rule {
         Rule::Moore { birth, survive } => Rule::next_moore(birth, survive, wall, n),
         Rule::TwoRadius { r1_min, r2_max } => {
             n + wall as u32 >= r1_min as u32 || r2_max.is_some_and(|m| r2 <= m as u32)
         }
+        Rule::Hood { .. } | Rule::Ltl(_) => unreachable!("counted above"),
     }
 }
 
-/// Cell-at-a-time in-place scan on the bit grid: the path for two-radius rules in place and for
-/// degenerate tori (see module docs). Slow (~100 ns per cell) but only used off the hot path.
+/// Cell-at-a-time in-place scan on the bit grid: the path for two-radius, von Neumann,
+/// hexagonal and Larger than Life rules in place and for degenerate tori (see module docs). Slow (~100 ns per cell) but only used off the hot path.
 fn scalar_inplace(g: &mut Grid, rule: Rule, outside: Outside, order: Update) {
     let (rows, cols) = (g.rows(), g.cols());
     let mut visit = |y: usize, x: usize| {

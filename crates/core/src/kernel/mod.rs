@@ -5,6 +5,7 @@
 //!   generated in bulk;
 //! - `narrow`: sync steps of grids at most 128 wide in registers (NetHack's 19 x 77);
 //! - [`inplace`]: in-place (Gauss-Seidel) scans; [`tworadius`]: RogueBasin's two-radius rule;
+//! - [`hood`]: von Neumann, hexagonal and Larger than Life rules (Golly's), buffered;
 //! - [`Stepper`] owns the scratch buffers and picks the kernel for a pass; rules the presets use
 //!   are monomorphised ([`sync::ConstRule`]) so their logic constant-folds, any other rule runs
 //!   the generic evaluator ([`sync::DynRule`]).
@@ -30,6 +31,7 @@ macro_rules! with_rule {
 
 pub mod adders;
 pub mod batch;
+pub mod hood;
 pub mod inplace;
 pub mod inplace_lanes;
 mod narrow;
@@ -169,6 +171,7 @@ pub struct Stepper {
     simd: Simd,
     tmp: Option<Grid>,
     inplace: inplace::InplaceScratch,
+    ltl: hood::LtlScratch,
 }
 
 impl Default for Stepper {
@@ -184,8 +187,32 @@ fn step_in<I: Isa>(
     g: &mut Grid,
     tmp: &mut Grid,
     inplace: &mut inplace::InplaceScratch,
+    ltl: &mut hood::LtlScratch,
     pass: &Pass,
 ) -> Option<u64> {
+    let solid = pass.border == Border::Solid;
+    match (pass.rule, pass.update) {
+        (
+            Rule::Hood {
+                hood,
+                birth,
+                survive,
+            },
+            Update::Sync,
+        ) => {
+            g.prepare_edges(pass.outside);
+            let n = hood::step_hood::<I::Row>(g, tmp, hood, birth, survive, solid);
+            g.clear_edges_after(pass.outside);
+            std::mem::swap(g, tmp);
+            return Some(n);
+        }
+        (Rule::Ltl(l), Update::Sync) => {
+            let n = hood::step_ltl::<I::Row>(g, tmp, &l, pass.outside, solid, ltl);
+            std::mem::swap(g, tmp);
+            return Some(n);
+        }
+        _ => {}
+    }
     if let Some((birth, survive)) = sync_moore(pass) {
         // The sync kernel applies the border in the same pass.
         return Some(step_sync::<I>(
@@ -222,6 +249,7 @@ impl Stepper {
             simd,
             tmp: None,
             inplace: inplace::InplaceScratch::new(),
+            ltl: hood::LtlScratch::default(),
         }
     }
 
@@ -245,9 +273,10 @@ impl Stepper {
             g: &'a mut Grid = g,
             tmp: &'a mut Grid = &mut tmp,
             inplace: &'a mut inplace::InplaceScratch = &mut self.inplace,
+            ltl: &'a mut hood::LtlScratch = &mut self.ltl,
             pass: &'a Pass = pass,
         ) -> Option<u64> {
-            step_in::<I>(g, tmp, inplace, pass)
+            step_in::<I>(g, tmp, inplace, ltl, pass)
         });
         self.tmp = Some(tmp);
         counted.unwrap_or_else(|| g.count_walls())

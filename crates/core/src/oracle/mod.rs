@@ -14,7 +14,7 @@ use crate::grid::Grid;
 use crate::measure::{MeasureConfig, MetricSet, Values};
 use crate::recipe::{Fill, Recipe};
 use crate::rng::{NumpyRandom, RngKind, cave_rng};
-use crate::rule::{Border, Outside, Pass, Rule, Update};
+use crate::rule::{Border, Ltl, Outside, Pass, Rule, Update};
 use crate::simd::{PcgKernel, Simd};
 
 /// A byte grid: `cells[y * cols + x]` is 1 for WALL, 0 for FLOOR.
@@ -85,6 +85,28 @@ impl ByteGrid {
         n
     }
 
+    /// WALL cells among the offsets `hood` of `(y, x)`.
+    pub fn hood_count(&self, y: usize, x: usize, hood: &[(isize, isize)], outside: Outside) -> u32 {
+        hood.iter()
+            .map(|&(dy, dx)| self.read(y as isize + dy, x as isize + dx, outside))
+            .sum()
+    }
+
+    /// WALL cells in a Larger than Life neighbourhood of `(y, x)` (the centre if `middle`).
+    pub fn ltl_count(&self, y: usize, x: usize, l: &Ltl, outside: Outside) -> u32 {
+        let r = l.radius as isize;
+        let mut n = 0;
+        for dy in -r..=r {
+            for dx in -r..=r {
+                let centre = dy == 0 && dx == 0;
+                if (centre && l.middle) || (!centre && l.contains(dy, dx)) {
+                    n += self.read(y as isize + dy, x as isize + dx, outside);
+                }
+            }
+        }
+        n
+    }
+
     /// WALL cells in the 5x5 around `(y, x)` minus its 4 corners (21 cells, centre included).
     pub fn r2_count(&self, y: usize, x: usize, outside: Outside) -> u32 {
         let mut n = 0;
@@ -102,6 +124,18 @@ impl ByteGrid {
     /// The next state of `(y, x)` under `rule`, reading the grid as it is now.
     pub fn next_cell(&self, rule: Rule, y: usize, x: usize, outside: Outside) -> u8 {
         let wall = self.get(y, x) == 1;
+        match rule {
+            Rule::Hood {
+                hood,
+                birth,
+                survive,
+            } => {
+                let n = self.hood_count(y, x, hood.offsets(), outside);
+                return Rule::next_moore(birth, survive, wall, n) as u8;
+            }
+            Rule::Ltl(l) => return l.next(wall, self.ltl_count(y, x, &l, outside)) as u8,
+            _ => {}
+        }
         let n = self.moore_count(y, x, outside);
         match rule {
             Rule::Moore { birth, survive } => Rule::next_moore(birth, survive, wall, n) as u8,
@@ -110,6 +144,7 @@ impl ByteGrid {
                 let by_r2 = r2_max.is_some_and(|m| self.r2_count(y, x, outside) <= m as u32);
                 (r1 >= r1_min as u32 || by_r2) as u8
             }
+            Rule::Hood { .. } | Rule::Ltl(_) => unreachable!("counted above"),
         }
     }
 
