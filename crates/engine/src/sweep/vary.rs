@@ -156,7 +156,20 @@ impl FromStr for Vary {
             return Err(VaryError::NotKeyValue(flag.into()));
         }
         check_key(&key, flag)?;
-        let values = if let Some((a, b)) = spec.split_once("..") {
+        // Rules are listed with `;` when one holds commas (Larger than Life's
+        // `R5,C0,M1,S34..58,B34..45,NM`); a lone such rule is one value.
+        let rule_list = key == "rule"
+            && (spec.contains(';') || spec.parse::<cavesweep_core::rule::Rule>().is_ok());
+        let values = if rule_list {
+            let v: Vec<String> = spec.split(';').map(|s| s.trim().to_string()).collect();
+            if v.iter().any(String::is_empty) {
+                return Err(bad("empty value in the list".into()));
+            }
+            if v.len() > MAX_POINTS {
+                return Err(VaryError::TooMany(v.len() as u128));
+            }
+            Values::List(v)
+        } else if let Some((a, b)) = spec.split_once("..") {
             let (b, inclusive) = match b.strip_prefix('=') {
                 Some(b) => (b, true),
                 None => (b, false),
@@ -251,7 +264,9 @@ impl Vary {
     /// has spaces around it or holds `,`, `..` or `:` (which the text form reads as a separator
     /// or a range) is refused, as are repeated values and keys that cannot be varied.
     pub fn list(key: &str, values: Vec<String>) -> Result<Vary, VaryError> {
-        let spec = values.join(",");
+        // Rules holding commas (Larger than Life) are listed with `;`, as `--vary` reads them.
+        let semi = key == "rule" && values.iter().any(|v| v.contains(','));
+        let spec = values.join(if semi { ";" } else { "," });
         let bad = |msg: String| VaryError::Bad {
             flag: format!("{key}={spec}"),
             msg,
@@ -264,7 +279,12 @@ impl Vary {
             return Err(VaryError::TooMany(values.len() as u128));
         }
         for v in &values {
-            if v.is_empty() || v.trim() != v || v.contains([',', ':']) || v.contains("..") {
+            let rule = key == "rule" && v.parse::<cavesweep_core::rule::Rule>().is_ok();
+            if v.is_empty()
+                || v.trim() != v
+                || v.contains(';')
+                || (!rule && (v.contains([',', ':']) || v.contains("..")))
+            {
                 return Err(bad(format!(
                     "{} cannot be a listed value (empty, spaces around it, or a `,`, `..` or `:` \
                      that the axis's text form reads as a separator or a range)",
@@ -386,6 +406,27 @@ mod tests {
             ["B5678/S5678", "B5678/S45678"]
         );
         assert_eq!(vals("fill=0.1:0.3:0.1"), ["0.1", "0.2", "0.3"]);
+        // Rules holding commas (Larger than Life) are listed with `;`; a lone one is one value.
+        assert_eq!(
+            vals("rule=B2/S013V;R2,C0,M1,S3..8,B4..6,NM;B2/S34H"),
+            ["B2/S013V", "R2,C0,M1,S3..8,B4..6,NM", "B2/S34H"]
+        );
+        assert_eq!(
+            vals("rule=R2,C0,M1,S3..8,B4..6,NN"),
+            ["R2,C0,M1,S3..8,B4..6,NN"]
+        );
+        assert_eq!(vals("rule=B2/S013V,B2/S34H"), ["B2/S013V", "B2/S34H"]);
+        let ltl = ["R2,C0,M1,S3..8,B4..6,NM".to_string(), "B3/S23H".to_string()];
+        let axis = Vary::list("rule", ltl.to_vec()).unwrap();
+        assert_eq!(axis.spec, "R2,C0,M1,S3..8,B4..6,NM;B3/S23H");
+        assert_eq!(
+            format!("rule={}", axis.spec)
+                .parse::<Vary>()
+                .unwrap()
+                .values(),
+            ltl
+        );
+        assert!(Vary::list("fill", vec!["0.4;0.5".into()]).is_err());
     }
 
     /// An axis made from values prints as text that reads back as the same axis; values the
