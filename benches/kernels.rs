@@ -4,6 +4,8 @@
 //! - `sync_<shape>/<path>/row`: one grid, lanes across the words of a row;
 //! - `sync_<shape>/<path>/lanes`: one cave per lane (8 with AVX-512), per step of the batch;
 //! - `chapter_4_steps_per_cave/<path>/{row,lanes}`: the chapter's whole smoothing, per cave;
+//! - `{vonneumann,hex,ltl_r5_box,ltl_r5_diamond}_1024x1024/<path>/row`: Golly's other
+//!   neighbourhoods, one step of one grid;
 //! - `.../oracle`: the byte-per-cell reference.
 //!
 //! `cargo bench --bench kernels`; `scripts/kernels_report.py` turns the estimates into
@@ -81,6 +83,46 @@ fn sync_steps(c: &mut Criterion) {
     }
 }
 
+/// Golly's other neighbourhoods on a 1024x1024 grid, one step at a time on every path, with
+/// the oracle: von Neumann `B2/S013V`, hexagonal `B2/S34H` and Larger than Life radius 5
+/// (`R5,C0,M1,S34..58,B34..45,NM`, Bosco's rule, and its diamond).
+fn golly_rules(c: &mut Criterion) {
+    let (rows, cols) = (1024, 1024);
+    let start = noise(rows, cols, 3);
+    for (name, rule) in [
+        ("vonneumann", "B2/S013V"),
+        ("hex", "B2/S34H"),
+        ("ltl_r5_box", "R5,C0,M1,S34..58,B34..45,NM"),
+        ("ltl_r5_diamond", "R5,C0,M1,S18..30,B18..24,NN"),
+    ] {
+        let pass = Pass::sync(rule.parse().unwrap(), Outside::Floor, Border::None);
+        let mut group = c.benchmark_group(format!("{name}_{rows}x{cols}"));
+        group
+            .warm_up_time(Duration::from_millis(300))
+            .measurement_time(Duration::from_secs(1))
+            .sample_size(10)
+            .throughput(Throughput::Elements((rows * cols) as u64));
+        for simd in Simd::available() {
+            let mut g = start.clone();
+            let mut stepper = Stepper::with_simd(simd);
+            group.bench_function(format!("{simd}/row"), |b| {
+                b.iter(|| {
+                    stepper.step(black_box(&mut g), &pass);
+                })
+            });
+        }
+        let mut bg = ByteGrid::from_grid(&start);
+        let bstart = bg.clone();
+        group.sample_size(10).bench_function("oracle", |b| {
+            b.iter(|| {
+                bg.cells.copy_from_slice(&bstart.cells);
+                bg.step(black_box(&pass));
+            })
+        });
+        group.finish();
+    }
+}
+
 /// The chapter's whole smoothing: 4 steps of a 90x140 cave, per cave.
 fn chapter_four_steps(c: &mut Criterion) {
     let pass = Pass {
@@ -114,5 +156,5 @@ fn chapter_four_steps(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, sync_steps, chapter_four_steps);
+criterion_group!(benches, sync_steps, chapter_four_steps, golly_rules);
 criterion_main!(benches);
