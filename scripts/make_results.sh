@@ -184,6 +184,8 @@ do_export() {
   "$BIN" run --preset classic-4-5 --seed 31575 --save "$tmx" --save results/export/classic-4-5-31575.npy \
     --png results/export/cavesweep-classic-4-5.png --scale 4 >/dev/null
   QT_QPA_PLATFORM=offscreen tmxrasterizer --tilesize 4 "$tmx" results/export/tiled-classic-4-5.png 2>/dev/null
+  "$BIN" run --preset classic-4-5 --set rule=B456/S3456H --set connectivity=6 --seed 7 \
+    --png results/export/hex-classic-4-5.png --scale 5 >/dev/null
   {
     echo "# Export"
     echo
@@ -194,10 +196,13 @@ do_export() {
     echo "| [tiled-classic-4-5.png](tiled-classic-4-5.png) | the cave saved as a Tiled map, drawn by Tiled's \`tmxrasterizer\` (the spawn object is the small grey square) | \`cavesweep run --preset classic-4-5 --seed 31575 --save cave.tmx; tmxrasterizer --tilesize 4 cave.tmx tiled-classic-4-5.png\` |"
     echo "| [cavesweep-classic-4-5.png](cavesweep-classic-4-5.png) | cavesweep's own picture of the same cave | \`cavesweep run --preset classic-4-5 --seed 31575 --png cavesweep-classic-4-5.png --scale 4\` |"
     echo "| [classic-4-5-31575.npy](classic-4-5-31575.npy) | the same cave for numpy (\`np.load\`) | \`cavesweep run --preset classic-4-5 --seed 31575 --save classic-4-5-31575.npy\` |"
+    echo "| [hex-classic-4-5.png](hex-classic-4-5.png) | a hex cave (hexagonal rule, 6-connected), each row drawn half a cell right of the row below | \`cavesweep run --preset classic-4-5 --set rule=B456/S3456H --set connectivity=6 --seed 7 --png hex-classic-4-5.png --scale 5\` |"
     echo
     echo "![Tiled's rendering](tiled-classic-4-5.png)"
     echo
     echo "![cavesweep's picture](cavesweep-classic-4-5.png)"
+    echo
+    echo "![A hex cave](hex-classic-4-5.png)"
   } >results/export/README.md
 }
 

@@ -128,7 +128,10 @@ fn bad_input_gives_one_line_errors() {
         ("spawn=1", "spawn:"),
         ("exit=3,x", "exit:"),
         ("exit=900,900", "exit:"),
-        ("connectivity=6", "connectivity:"),
+        ("connectivity=5", "connectivity:"),
+        ("rule=B456/S3456H", "set connectivity=6"),
+        ("rule=R2,C3,M1,S1..2,B1..2,NM", "C3 has 3 states"),
+        ("rule=B5/S2V", "over the 4 neighbours"),
         ("post=smooth", "post:"),
         ("post=remove-small x", "post:"),
     ] {

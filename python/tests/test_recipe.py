@@ -63,7 +63,7 @@ def test_recipe_object():
     [
         ("fill", 1.5), ("fill", "abc"), ("fill", float("nan")), ("rule", "B9/S5"), ("rows", 0),
         ("rows", 100000), ("spawn", (200, 3)), ("steps", -1), ("steps", 200000),
-        ("outside", "lava"), ("connectivity", 6), ("post", "explode"), ("post", "remove-small x"),
+        ("outside", "lava"), ("connectivity", 5), ("post", "explode"), ("post", "remove-small x"),
         ("rng", "mt19937"), ("update", "random"), ("colour", "red"),
     ],
 )

@@ -70,7 +70,8 @@ pub fn main(a: RunArgs) -> Result<()> {
         .recipe
         .recipe_shaped(start.as_ref().map(|g| (g.rows(), g.cols())))?;
     if a.png.is_some() {
-        render::check_size(recipe.rows, recipe.cols, a.scale as usize).context("--png")?;
+        let hex = render::Marks::of(&recipe).hex();
+        render::check_size(recipe.rows, recipe.cols, a.scale as usize, hex).context("--png")?;
     }
     for path in &a.save {
         mapfile::Format::of_path(path).context("--save")?;

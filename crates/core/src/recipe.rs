@@ -207,6 +207,26 @@ impl Recipe {
                 ));
             }
         }
+        // A hexagonal rule makes a hex cave: its floor is joined by hex adjacency, so its
+        // components, paths and pictures need connectivity 6.
+        for (i, p) in self.passes.iter().enumerate() {
+            if let Rule::Hood {
+                hood: crate::rule::Hood::Hex,
+                ..
+            } = p.rule
+                && self.connectivity != Connectivity::Six
+            {
+                return Err(key_err(
+                    "rule",
+                    format!(
+                        "pass {} rule {} is hexagonal: set connectivity=6 so the cave is measured \
+                         and drawn with hex adjacency",
+                        i + 1,
+                        p.rule
+                    ),
+                ));
+            }
+        }
         for (key, pt) in [("spawn", Some(self.spawn)), ("exit", self.exit)] {
             if let Some(pt) = pt {
                 let (y, x) = pt.resolve(self.rows, self.cols);
@@ -519,6 +539,7 @@ impl RecipeFile {
             exit: r.exit.map(PointFile::from_point),
             connectivity: match r.connectivity {
                 Connectivity::Four => 4,
+                Connectivity::Six => 6,
                 Connectivity::Eight => 8,
             },
             post: r.post.iter().map(|p| p.to_string()).collect(),

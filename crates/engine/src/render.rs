@@ -84,11 +84,28 @@ impl RenderError {
 /// encoded. A 16384 x 16384 cave at `--scale 64` would otherwise ask for 3 TiB and abort.
 pub const MAX_PIXELS: u64 = 1 << 28;
 
-/// Refuse a picture of a `rows x cols` cave at `scale` pixels per cell that is over
-/// [`MAX_PIXELS`]. Checked before anything is generated or allocated.
-pub fn check_size(rows: usize, cols: usize, scale: usize) -> Result<(), RenderError> {
+/// The width in pixels of a picture of a `rows x cols` cave at `scale` pixels per cell: a hex
+/// cave's rows are shifted half a cell each ([`Marks::hex`]), widening it by half its height.
+pub fn picture_width(rows: usize, cols: usize, scale: usize, hex: bool) -> usize {
     let scale = scale.max(1);
-    let (width, height) = (cols as u64 * scale as u64, rows as u64 * scale as u64);
+    cols * scale + if hex { hex_shift(rows, 0, scale) } else { 0 }
+}
+
+/// The pixels row `y` of a hex cave of `rows` rows is shifted right: half a cell per row below
+/// it, so each cell sits between the two cells above it that are its neighbours (N and NW).
+fn hex_shift(rows: usize, y: usize, cell: usize) -> usize {
+    (rows - 1 - y) * cell / 2
+}
+
+/// Refuse a picture of a `rows x cols` cave at `scale` pixels per cell (`hex`: a hex cave's,
+/// see [`picture_width`]) that is over [`MAX_PIXELS`]. Checked before anything is generated or
+/// allocated.
+pub fn check_size(rows: usize, cols: usize, scale: usize, hex: bool) -> Result<(), RenderError> {
+    let scale = scale.max(1);
+    let (width, height) = (
+        picture_width(rows, cols, scale, hex) as u64,
+        rows as u64 * scale as u64,
+    );
     if width.saturating_mul(height) > MAX_PIXELS {
         return Err(RenderError::TooLarge {
             rows,
@@ -115,6 +132,12 @@ pub struct Marks {
 }
 
 impl Marks {
+    /// Whether the cave is a hex cave (connectivity 6): drawn with each row shifted half a
+    /// cell from the one above, so every cell touches its six neighbours.
+    pub fn hex(&self) -> bool {
+        self.connectivity == Connectivity::Six
+    }
+
     /// The spawn, exit and connectivity of `recipe`.
     pub fn of(recipe: &Recipe) -> Marks {
         Marks {
@@ -141,19 +164,35 @@ pub fn reached(g: &Grid, spawn: Option<(usize, usize)>, conn: Connectivity) -> V
     out
 }
 
-/// RGB pixels of `g` at `scale` pixels per cell: walls, reached and unreached floor, markers.
+/// The background of a hex cave's picture, beside its shifted rows.
+pub const BACKGROUND: [u8; 3] = [255, 255, 255];
+
+/// RGB pixels of `g` at `scale` pixels per cell: walls, reached and unreached floor, markers;
+/// [`picture_width`] pixels wide (a hex cave's rows shifted, [`Marks::hex`]).
 pub fn rgb(g: &Grid, scale: usize, marks: &Marks) -> Vec<u8> {
     let scale = scale.max(1);
-    let (w, h) = (g.cols() * scale, g.rows() * scale);
+    let (w, h) = (
+        picture_width(g.rows(), g.cols(), scale, marks.hex()),
+        g.rows() * scale,
+    );
     let reach = reached(g, marks.spawn, marks.connectivity);
     let mut px = Vec::with_capacity(w * h * 3);
     for py in 0..h {
         let y = py / scale;
+        let shift = if marks.hex() {
+            hex_shift(g.rows(), y, scale)
+        } else {
+            0
+        };
         for pxx in 0..w {
-            px.extend_from_slice(&colour(g, &reach, y, pxx / scale));
+            let c = match pxx.checked_sub(shift).filter(|&x| x < g.cols() * scale) {
+                Some(x) => colour(g, &reach, y, x / scale),
+                None => BACKGROUND,
+            };
+            px.extend_from_slice(&c);
         }
     }
-    markers(&mut px, w, h, scale, marks, 1);
+    markers(&mut px, w, h, scale, marks, 1, g.rows());
     px
 }
 
@@ -171,12 +210,20 @@ fn colour(g: &Grid, reach: &[bool], y: usize, x: usize) -> [u8; 3] {
 
 /// The exit's diamond and the spawn's ring (drawn last, on top), at the pixel of their cell
 /// divided by `k` (the block size of a downsampled picture; 1 otherwise).
-fn markers(px: &mut [u8], w: usize, h: usize, scale: usize, marks: &Marks, k: usize) {
+/// `rows`: the picture's rows of cells (or of blocks), for a hex cave's shift.
+fn markers(px: &mut [u8], w: usize, h: usize, scale: usize, marks: &Marks, k: usize, rows: usize) {
+    let shift = |y: usize| {
+        if marks.hex() {
+            hex_shift(rows, y / k, scale)
+        } else {
+            0
+        }
+    };
     if let Some((y, x)) = marks.exit {
-        marker(px, w, h, scale, (y / k, x / k), EXIT, true);
+        marker(px, (w, h), scale, (y / k, x / k), shift(y), EXIT, true);
     }
     if let Some((y, x)) = marks.spawn {
-        marker(px, w, h, scale, (y / k, x / k), SPAWN, false);
+        marker(px, (w, h), scale, (y / k, x / k), shift(y), SPAWN, false);
     }
 }
 
@@ -186,12 +233,13 @@ fn markers(px: &mut [u8], w: usize, h: usize, scale: usize, marks: &Marks, k: us
 /// the width, height and pixels.
 pub fn rgb_downsampled(g: &Grid, k: usize, marks: &Marks) -> (usize, usize, Vec<u8>) {
     let k = k.max(1);
-    let (w, h) = (g.cols().div_ceil(k), g.rows().div_ceil(k));
+    let (bw, h) = (g.cols().div_ceil(k), g.rows().div_ceil(k));
+    let w = picture_width(h, bw, 1, marks.hex());
     let reach = reached(g, marks.spawn, marks.connectivity);
     // Per block: the sums of its cells' colour channels, and its cell count.
-    let mut sums = vec![[0u64; 4]; w * h];
+    let mut sums = vec![[0u64; 4]; bw * h];
     for y in 0..g.rows() {
-        let row = &mut sums[(y / k) * w..(y / k + 1) * w];
+        let row = &mut sums[(y / k) * bw..(y / k + 1) * bw];
         for x in 0..g.cols() {
             let c = colour(g, &reach, y, x);
             let s = &mut row[x / k];
@@ -202,11 +250,16 @@ pub fn rgb_downsampled(g: &Grid, k: usize, marks: &Marks) -> (usize, usize, Vec<
         }
     }
     let mut px = Vec::with_capacity(w * h * 3);
-    for s in &sums {
-        let n = s[3].max(1);
-        px.extend((0..3).map(|i| ((s[i] + n / 2) / n) as u8));
+    for (by, row) in sums.chunks_exact(bw).enumerate() {
+        let shift = if marks.hex() { hex_shift(h, by, 1) } else { 0 };
+        px.extend(BACKGROUND.iter().cycle().take(3 * shift));
+        for s in row {
+            let n = s[3].max(1);
+            px.extend((0..3).map(|i| ((s[i] + n / 2) / n) as u8));
+        }
+        px.extend(BACKGROUND.iter().cycle().take(3 * (w - bw - shift)));
     }
-    markers(&mut px, w, h, 1, marks, k);
+    markers(&mut px, w, h, 1, marks, k, h);
     (w, h, px)
 }
 
@@ -214,12 +267,13 @@ pub fn rgb_downsampled(g: &Grid, k: usize, marks: &Marks) -> (usize, usize, Vec<
 /// black. The cell itself stays visible inside (a spawn on a wall shows as one). The ring's
 /// width grows with the cell size but never drops below 3 pixels, so it stays visible on a
 /// small thumbnail.
+/// `shift`: the pixels the cell's row is shifted right (a hex cave's).
 fn marker(
     px: &mut [u8],
-    w: usize,
-    h: usize,
+    (w, h): (usize, usize),
     scale: usize,
     (y, x): (usize, usize),
+    shift: usize,
     color: [u8; 3],
     diamond: bool,
 ) {
@@ -227,7 +281,7 @@ fn marker(
     // Inside `hole` the cell shows (it covers the cell's half-diagonal, 0.71 cells).
     let hole = s * 0.75 + 0.5;
     let r = hole + 1.0 + (s * 0.8).max(3.0);
-    let (cy, cx) = ((y as f64 + 0.5) * s, (x as f64 + 0.5) * s);
+    let (cy, cx) = ((y as f64 + 0.5) * s, (x as f64 + 0.5) * s + shift as f64);
     let reach = r.ceil() as isize + 2;
     for dy in -reach..=reach {
         for dx in -reach..=reach {
@@ -272,12 +326,11 @@ pub fn encode_png(width: usize, height: usize, rgb: &[u8]) -> Result<Vec<u8>, pn
 /// `g` as PNG bytes (see [`rgb`]), within [`MAX_PIXELS`].
 pub fn png_bytes(g: &Grid, scale: usize, marks: &Marks) -> Result<Vec<u8>, RenderError> {
     let scale = scale.max(1);
-    check_size(g.rows(), g.cols(), scale)?;
-    encode_png(g.cols() * scale, g.rows() * scale, &rgb(g, scale, marks)).map_err(|e| {
-        RenderError::Png {
-            path: String::new(),
-            msg: e.to_string(),
-        }
+    check_size(g.rows(), g.cols(), scale, marks.hex())?;
+    let w = picture_width(g.rows(), g.cols(), scale, marks.hex());
+    encode_png(w, g.rows() * scale, &rgb(g, scale, marks)).map_err(|e| RenderError::Png {
+        path: String::new(),
+        msg: e.to_string(),
     })
 }
 
@@ -348,18 +401,49 @@ mod tests {
         [px[i], px[i + 1], px[i + 2]]
     }
 
+    /// A hex cave's rows shift half a cell per row below them, so a cell's N and NW
+    /// neighbours are the two cells over it and its SE and S ones the two under it.
+    #[test]
+    fn hex_caves_are_drawn_with_shifted_rows() {
+        let g = Grid::from_text("...\n.#.\n...\n").unwrap();
+        let marks = Marks {
+            connectivity: Connectivity::Six,
+            ..no_marks()
+        };
+        let s = 4;
+        let w = picture_width(3, 3, s, true);
+        assert_eq!(w, 3 * s + (3 - 1) * s / 2);
+        let px = rgb(&g, s, &marks);
+        assert_eq!(px.len(), w * 3 * s * 3);
+        // Row 1 is shifted (3 - 1 - 1) * 4 / 2 = 2 pixels: the wall's pixels start at x = 6.
+        assert_eq!(at(&px, w, s + 1, s + 1), UNREACHED);
+        assert_eq!(at(&px, w, s + 1, s + 2), WALL);
+        assert_eq!(at(&px, w, s + 1, 2 * s + 1), WALL);
+        // Row 0 is shifted 4 pixels: its first pixels are background, row 2's are not.
+        assert_eq!(at(&px, w, 0, 0), BACKGROUND);
+        assert_eq!(at(&px, w, 2 * s, 0), UNREACHED);
+        // The wall's centre lies between its N and NW neighbours' centres, half a cell each way.
+        let centre = |y: usize, x: usize| (x as f64 + 0.5) * s as f64 + hex_shift(3, y, s) as f64;
+        assert_eq!(centre(0, 1) - centre(1, 1), s as f64 / 2.0);
+        assert_eq!(centre(1, 1) - centre(0, 0), s as f64 / 2.0);
+        // Square caves are drawn as before.
+        assert_eq!(picture_width(3, 3, s, false), 3 * s);
+        let (dw, dh, dpx) = rgb_downsampled(&g, 1, &marks);
+        assert_eq!((dw, dh, dpx.len()), (4, 3, 36));
+    }
+
     #[test]
     fn pictures_over_the_pixel_limit_are_refused_before_drawing() {
-        assert!(check_size(16384, 16384, 1).is_ok());
-        assert!(check_size(90, 140, 64).is_ok());
-        let err = check_size(16384, 16384, 64).unwrap_err().to_string();
+        assert!(check_size(16384, 16384, 1, false).is_ok());
+        assert!(check_size(90, 140, 64, false).is_ok());
+        let err = check_size(16384, 16384, 64, false).unwrap_err().to_string();
         assert!(
             err.contains("1048576x1048576") && err.contains("--scale"),
             "{err}"
         );
-        assert!(check_size(16385, 16384, 1).is_err());
+        assert!(check_size(16385, 16384, 1, false).is_err());
         // A side beyond u32 still counts, without overflow.
-        assert!(check_size(65536, 65536, 64).is_err());
+        assert!(check_size(65536, 65536, 64, false).is_err());
     }
 
     #[test]

@@ -276,7 +276,7 @@ pub fn picture(s: &Sweep, p: usize, seed: u64) -> Result<super::chart::Png, Repo
     let bytes = render::png_bytes(cave.grid, scale, &marks)
         .map_err(|e| ReportError::Render(cavesweep_engine::error::text(&e)))?;
     Ok(super::chart::Png {
-        width: (recipe.cols * scale) as u32,
+        width: render::picture_width(recipe.rows, recipe.cols, scale, marks.hex()) as u32,
         height: (recipe.rows * scale) as u32,
         bytes,
     })

@@ -286,14 +286,18 @@ fn flood_task<I: Isa>(flood: &mut Flood, y: usize, x: usize, conn: Connectivity)
     let lay = flood.lay;
     let (f, s, p) = (&flood.f[..], &mut flood.s[..], &mut flood.pend);
     match (lay.wpr, conn) {
-        (1, Connectivity::Four) => flood_narrow::<I, 1, false>(&lay, f, s, p, y, x),
-        (2, Connectivity::Four) => flood_narrow::<I, 2, false>(&lay, f, s, p, y, x),
-        (3, Connectivity::Four) => flood_narrow::<I, 3, false>(&lay, f, s, p, y, x),
-        (4, Connectivity::Four) => flood_narrow::<I, 4, false>(&lay, f, s, p, y, x),
-        (1, Connectivity::Eight) => flood_narrow::<I, 1, true>(&lay, f, s, p, y, x),
-        (2, Connectivity::Eight) => flood_narrow::<I, 2, true>(&lay, f, s, p, y, x),
-        (3, Connectivity::Eight) => flood_narrow::<I, 3, true>(&lay, f, s, p, y, x),
-        (4, Connectivity::Eight) => flood_narrow::<I, 4, true>(&lay, f, s, p, y, x),
+        (1, Connectivity::Four) => flood_narrow::<I, 1, 4>(&lay, f, s, p, y, x),
+        (2, Connectivity::Four) => flood_narrow::<I, 2, 4>(&lay, f, s, p, y, x),
+        (3, Connectivity::Four) => flood_narrow::<I, 3, 4>(&lay, f, s, p, y, x),
+        (4, Connectivity::Four) => flood_narrow::<I, 4, 4>(&lay, f, s, p, y, x),
+        (1, Connectivity::Eight) => flood_narrow::<I, 1, 8>(&lay, f, s, p, y, x),
+        (2, Connectivity::Eight) => flood_narrow::<I, 2, 8>(&lay, f, s, p, y, x),
+        (3, Connectivity::Eight) => flood_narrow::<I, 3, 8>(&lay, f, s, p, y, x),
+        (4, Connectivity::Eight) => flood_narrow::<I, 4, 8>(&lay, f, s, p, y, x),
+        (1, Connectivity::Six) => flood_narrow::<I, 1, 6>(&lay, f, s, p, y, x),
+        (2, Connectivity::Six) => flood_narrow::<I, 2, 6>(&lay, f, s, p, y, x),
+        (3, Connectivity::Six) => flood_narrow::<I, 3, 6>(&lay, f, s, p, y, x),
+        (4, Connectivity::Six) => flood_narrow::<I, 4, 6>(&lay, f, s, p, y, x),
         _ => flood.flood_from_in::<I>(y, x, conn),
     }
 }
@@ -362,7 +366,7 @@ impl Narrow<'_> {
 
     /// Candidates of row `b - 1`: its unclaimed floor next to claimed cells above or below.
     #[inline(always)]
-    fn cand<const N: usize, const EIGHT: bool>(&self, b: usize) -> [u64; N] {
+    fn cand<const N: usize, const C: u8>(&self, b: usize) -> [u64; N] {
         let o = self.at(b);
         // SAFETY: rows b - 2 ..= b are inside the planes (see `flood_narrow`).
         let (fw, cur, up, dn) = unsafe {
@@ -373,14 +377,17 @@ impl Narrow<'_> {
                 row_at::<N>(self.s, o + self.stride),
             )
         };
-        let near = flood::spread::<u64, N, EIGHT>(std::array::from_fn(|i| up[i] | dn[i]));
-        std::array::from_fn(|i| near[i] & fw[i] & !cur[i])
+        let (a, b) = (
+            flood::touch_above::<u64, N, C>(up),
+            flood::touch_below::<u64, N, C>(dn),
+        );
+        std::array::from_fn(|i| (a[i] | b[i]) & fw[i] & !cur[i])
     }
 
     /// Claim the runs of row `b - 1` holding `c`, count the new cells and mark the rows beside
     /// it that now have candidates.
     #[inline(always)]
-    fn claim<I: Isa, const N: usize, const EIGHT: bool>(&mut self, b: usize, c: [u64; N]) {
+    fn claim<I: Isa, const N: usize, const C: u8>(&mut self, b: usize, c: [u64; N]) {
         let o = self.at(b);
         // SAFETY: row b - 1 is inside the planes (see `flood_narrow`).
         let (fw, cur) = unsafe { (row_at::<N>(self.f, o), row_at::<N>(self.s, o)) };
@@ -390,8 +397,12 @@ impl Narrow<'_> {
         // SAFETY: as above.
         unsafe { std::ptr::write_unaligned(self.s.add(o) as *mut [u64; N], row) };
         self.size += new.iter().map(|w| w.count_ones()).sum::<u32>();
-        let x = flood::spread::<u64, N, EIGHT>(new);
-        for q in [b - 1, b + 1] {
+        // The row above sees `new` from below, the row below from above.
+        let (up, dn) = (
+            flood::touch_below::<u64, N, C>(new),
+            flood::touch_above::<u64, N, C>(new),
+        );
+        for (q, x) in [(b - 1, up), (b + 1, dn)] {
             // SAFETY: row q - 1 is a grid row (guard rows are skipped).
             if q != 0 && q != self.rows + 1 && unsafe { gains::<N>(self.f, self.s, self.at(q), x) }
             {
@@ -409,7 +420,7 @@ impl Narrow<'_> {
 /// branch-free apart from the pending-bit loop. `pend` is scratch (one bit per row plus the
 /// two guard rows).
 #[inline(always)]
-fn flood_narrow<I: Isa, const N: usize, const EIGHT: bool>(
+fn flood_narrow<I: Isa, const N: usize, const C: u8>(
     lay: &Layout,
     f: &[u64],
     s: &mut [u64],
@@ -435,7 +446,7 @@ fn flood_narrow<I: Isa, const N: usize, const EIGHT: bool>(
     };
     let mut seed = [0u64; N];
     seed[x0 / 64] = 1u64 << (x0 % 64);
-    st.claim::<I, N, EIGHT>(y0 + 1, seed);
+    st.claim::<I, N, C>(y0 + 1, seed);
     let (mut lo, mut hi) = (y0, y0);
     loop {
         let mut any = false;
@@ -452,8 +463,8 @@ fn flood_narrow<I: Isa, const N: usize, const EIGHT: bool>(
             let b = 64 * i + w.trailing_zeros() as usize;
             st.pend[i] &= !(1u64 << (b % 64));
             any = true;
-            let c = st.cand::<N, EIGHT>(b);
-            st.claim::<I, N, EIGHT>(b, c);
+            let c = st.cand::<N, C>(b);
+            st.claim::<I, N, C>(b, c);
             (lo, hi) = (lo.min(b - 1), hi.max(b - 1));
             pos = b + 1;
         }
@@ -469,8 +480,8 @@ fn flood_narrow<I: Isa, const N: usize, const EIGHT: bool>(
             let b = 64 * i + 63 - w.leading_zeros() as usize;
             st.pend[i] &= !(1u64 << (b % 64));
             any = true;
-            let c = st.cand::<N, EIGHT>(b);
-            st.claim::<I, N, EIGHT>(b, c);
+            let c = st.cand::<N, C>(b);
+            st.claim::<I, N, C>(b, c);
             (lo, hi) = (lo.min(b - 1), hi.max(b - 1));
             pos = b;
         }
@@ -711,6 +722,22 @@ impl Flood {
                     any |= v;
                 }
             }
+            Connectivity::Six => {
+                // From above: the cell itself and its NW (the column to the left in the row
+                // above); from below: itself and its SE.
+                for (i, c) in self.cand.iter_mut().enumerate() {
+                    let (up, dn) = (s[u + i], s[d + i]);
+                    let n = up
+                        | dn
+                        | (up << 1)
+                        | (s[u + i - 1] >> 63)
+                        | (dn >> 1)
+                        | (s[d + i + 1] << 63);
+                    let v = n & f[i] & !s[o + i];
+                    *c = v;
+                    any |= v;
+                }
+            }
         }
         if any == 0 {
             return 0;
@@ -738,6 +765,13 @@ impl Flood {
                     let a = up[j] | dn[j];
                     v[j] =
                         a | (a << 1) | (a >> 1) | ((ul[j] | dl[j]) >> 63) | ((ur[j] | dr[j]) << 63);
+                }
+            }
+            Connectivity::Six => {
+                let (ul, dr) = (ld4(s, u - 1), ld4(s, d + 1));
+                for j in 0..4 {
+                    v[j] =
+                        up[j] | dn[j] | (up[j] << 1) | (ul[j] >> 63) | (dn[j] >> 1) | (dr[j] << 63);
                 }
             }
         }

@@ -1,15 +1,17 @@
 //! The row primitives of every flood fill, written once and generic over the lane type: the
 //! per-cave flood ([`super::components`], on plain `u64` words) and the flood of a batch of
 //! caves in SIMD lanes ([`super::lanes`], one cave per lane) both claim a row's floor runs with
-//! [`fill_up`] and find the cells a claim reaches in the next row with [`spread`].
+//! [`fill_up`] and find the cells a claim reaches in the next row with [`touch_above`] and
+//! [`touch_below`].
 //!
 //! Operation count per word (`V` a vector of caves or one `u64`):
 //!
 //! | primitive | ops per word | note |
 //! |---|---|---|
 //! | [`fill_up`], [`fill_up_word`] | add, add, carry (1 on `u64`: `adc`; 5 in vectors), xor, or, and | one carry chain over the row |
-//! | [`spread`], 4-connected | 0 | the cells themselves |
-//! | [`spread`], 8-connected | 2 shifts, 2 ors, + 2 shift-ors across words | one column either side |
+//! | [`touch_above`], [`touch_below`], 4-connected | 0 | the cells themselves |
+//! | the same, 8-connected | 2 shifts, 2 ors, + 2 shift-ors across words | one column either side |
+//! | the same, hex | 1 shift, 1 or, + 1 shift-or across words | one column, to the right from above, to the left from below |
 
 use crate::simd::Lane;
 
@@ -36,13 +38,51 @@ pub(super) fn fill_up_word<V: Lane>(f: V, seed: V, carry: V) -> (V, V) {
     (((t ^ f) | seed) & f, c)
 }
 
-/// Cells of a row spread to the cells that see them from the row above or below: themselves,
-/// and one column either side for 8-connectivity.
+/// The cells of a row adjacent (connectivity `C`: 4, 6 or 8) to cells `a` of the row *above*
+/// it: themselves; for 8 one column either side; for 6 (hex: the neighbour above-left, NW) the
+/// column to the right (the cell whose NW neighbour is in `a`).
 #[inline(always)]
-pub(super) fn spread<V: Lane, const N: usize, const EIGHT: bool>(a: [V; N]) -> [V; N] {
-    if !EIGHT {
-        return a;
+pub(super) fn touch_above<V: Lane, const N: usize, const C: u8>(a: [V; N]) -> [V; N] {
+    match C {
+        8 => spread8(a),
+        6 => {
+            let mut out = a;
+            for i in 0..N {
+                out[i] |= a[i].shl(1);
+                if i > 0 {
+                    out[i] |= a[i - 1].shr(63);
+                }
+            }
+            out
+        }
+        _ => a,
     }
+}
+
+/// The cells of a row adjacent (connectivity `C`) to cells `b` of the row *below* it: as
+/// [`touch_above`], the hex case the column to the left (the cell whose SE neighbour is in
+/// `b`).
+#[inline(always)]
+pub(super) fn touch_below<V: Lane, const N: usize, const C: u8>(b: [V; N]) -> [V; N] {
+    match C {
+        8 => spread8(b),
+        6 => {
+            let mut out = b;
+            for i in 0..N {
+                out[i] |= b[i].shr(1);
+                if i + 1 < N {
+                    out[i] |= b[i + 1].shl(63);
+                }
+            }
+            out
+        }
+        _ => b,
+    }
+}
+
+/// One column either side and the cells themselves.
+#[inline(always)]
+fn spread8<V: Lane, const N: usize>(a: [V; N]) -> [V; N] {
     let mut out = [V::ZERO; N];
     for i in 0..N {
         let mut x = a[i] | a[i].shl(1) | a[i].shr(1);
@@ -96,6 +136,21 @@ mod tests {
         out
     }
 
+    /// The cells of `a` and those `d` columns further on (`d = 1`: each cell's right
+    /// neighbour also set; `-1`: the left one), within the row.
+    fn shift_oracle<const N: usize>(a: [u64; N], d: isize) -> [u64; N] {
+        let a = bits(a);
+        let mut out = [0u64; N];
+        for b in 0..64 * N {
+            let from = b as isize - d;
+            let near = a[b] || (from >= 0 && (from as usize) < 64 * N && a[from as usize]);
+            if near {
+                out[b / 64] |= 1 << (b % 64);
+            }
+        }
+        out
+    }
+
     /// A word with runs of every length: sparse, dense and all-floor words.
     fn word(x: &mut u64) -> u64 {
         *x = x
@@ -123,7 +178,9 @@ mod tests {
                 f[i] & mask
             });
             let up = fill_up::<V, N>(f, seed);
-            let (s4, s8) = (spread::<V, N, false>(f), spread::<V, N, true>(f));
+            let (s4, s8) = (touch_above::<V, N, 4>(f), touch_below::<V, N, 8>(f));
+            let (a6, b6) = (touch_above::<V, N, 6>(f), touch_below::<V, N, 6>(f));
+            let (a8, b4) = (touch_above::<V, N, 8>(f), touch_below::<V, N, 4>(f));
             for k in 0..V::N {
                 let fk: [u64; N] = std::array::from_fn(|i| f[i].get(k));
                 let sk: [u64; N] = std::array::from_fn(|i| seed[i].get(k));
@@ -135,6 +192,10 @@ mod tests {
                 );
                 assert_eq!(lane(s4), spread_oracle(fk, false));
                 assert_eq!(lane(s8), spread_oracle(fk, true));
+                assert_eq!(lane(a8), spread_oracle(fk, true));
+                assert_eq!(lane(b4), fk);
+                assert_eq!(lane(a6), shift_oracle(fk, 1), "hex from above");
+                assert_eq!(lane(b6), shift_oracle(fk, -1), "hex from below");
             }
         }
     }

@@ -344,21 +344,25 @@ fn flood_lanes<I: Isa>(
 ) {
     let wpr = b.cols.div_ceil(64);
     match (wpr, conn) {
-        (1, Connectivity::Four) => flood_go::<I::Lanes, 1, false>(b, spawn, exit),
-        (2, Connectivity::Four) => flood_go::<I::Lanes, 2, false>(b, spawn, exit),
-        (3, Connectivity::Four) => flood_go::<I::Lanes, 3, false>(b, spawn, exit),
-        (4, Connectivity::Four) => flood_go::<I::Lanes, 4, false>(b, spawn, exit),
-        (1, Connectivity::Eight) => flood_go::<I::Lanes, 1, true>(b, spawn, exit),
-        (2, Connectivity::Eight) => flood_go::<I::Lanes, 2, true>(b, spawn, exit),
-        (3, Connectivity::Eight) => flood_go::<I::Lanes, 3, true>(b, spawn, exit),
-        (4, Connectivity::Eight) => flood_go::<I::Lanes, 4, true>(b, spawn, exit),
+        (1, Connectivity::Four) => flood_go::<I::Lanes, 1, 4>(b, spawn, exit),
+        (2, Connectivity::Four) => flood_go::<I::Lanes, 2, 4>(b, spawn, exit),
+        (3, Connectivity::Four) => flood_go::<I::Lanes, 3, 4>(b, spawn, exit),
+        (4, Connectivity::Four) => flood_go::<I::Lanes, 4, 4>(b, spawn, exit),
+        (1, Connectivity::Eight) => flood_go::<I::Lanes, 1, 8>(b, spawn, exit),
+        (2, Connectivity::Eight) => flood_go::<I::Lanes, 2, 8>(b, spawn, exit),
+        (3, Connectivity::Eight) => flood_go::<I::Lanes, 3, 8>(b, spawn, exit),
+        (4, Connectivity::Eight) => flood_go::<I::Lanes, 4, 8>(b, spawn, exit),
+        (1, Connectivity::Six) => flood_go::<I::Lanes, 1, 6>(b, spawn, exit),
+        (2, Connectivity::Six) => flood_go::<I::Lanes, 2, 6>(b, spawn, exit),
+        (3, Connectivity::Six) => flood_go::<I::Lanes, 3, 6>(b, spawn, exit),
+        (4, Connectivity::Six) => flood_go::<I::Lanes, 4, 6>(b, spawn, exit),
         _ => unreachable!("rows wider than {MAX_WORDS} words are measured per cave"),
     }
 }
 
 /// [`flood_lanes`] for rows of `N` words.
 #[inline(always)]
-fn flood_go<V: Lane, const N: usize, const EIGHT: bool>(
+fn flood_go<V: Lane, const N: usize, const C: u8>(
     b: &mut BatchPlanes,
     spawn: (usize, usize),
     exit: Option<(usize, usize)>,
@@ -416,14 +420,14 @@ fn flood_go<V: Lane, const N: usize, const EIGHT: bool>(
     if start != usize::MAX {
         // Down from the first seed row, then up over every row; from then on sweep while
         // the last sweep left candidates behind it.
-        sweep::<V, N, EIGHT, true>(f, rf, s, start, rows);
-        let mut next = sweep::<V, N, EIGHT, false>(f, rf, s, rows - 1, rows);
+        sweep::<V, N, C, true>(f, rf, s, start, rows);
+        let mut next = sweep::<V, N, C, false>(f, rf, s, rows - 1, rows);
         let mut down = true;
         while let Some(from) = next {
             next = if down {
-                sweep::<V, N, EIGHT, true>(f, rf, s, from, rows)
+                sweep::<V, N, C, true>(f, rf, s, from, rows)
             } else {
-                sweep::<V, N, EIGHT, false>(f, rf, s, from, rows)
+                sweep::<V, N, C, false>(f, rf, s, from, rows)
             };
             down = !down;
         }
@@ -473,7 +477,7 @@ fn runs<V: Lane, const N: usize>(f: [V; N], rf: [V; N], seed: [V; N]) -> [V; N] 
 /// change of row `y` downward, `y + 1` upward); the rows past it in the sweep's direction stayed
 /// closed, so the sweep back need not visit them.
 #[inline(always)]
-fn sweep<V: Lane, const N: usize, const EIGHT: bool, const DOWN: bool>(
+fn sweep<V: Lane, const N: usize, const C: u8, const DOWN: bool>(
     f: &[V],
     rf: &[V],
     s: &mut [V],
@@ -485,13 +489,13 @@ fn sweep<V: Lane, const N: usize, const EIGHT: bool, const DOWN: bool>(
     let mut next = None;
     if DOWN {
         for y in from..rows {
-            if row_step::<V, N, EIGHT, DOWN>(f, rf, s, y).any() {
+            if row_step::<V, N, C, DOWN>(f, rf, s, y).any() {
                 next = Some(y - 1);
             }
         }
     } else {
         for y in (0..=from).rev() {
-            if row_step::<V, N, EIGHT, DOWN>(f, rf, s, y).any() {
+            if row_step::<V, N, C, DOWN>(f, rf, s, y).any() {
                 next = Some(y + 1);
             }
         }
@@ -503,7 +507,7 @@ fn sweep<V: Lane, const N: usize, const EIGHT: bool, const DOWN: bool>(
 /// rows`). Returns the new candidates of the row swept just before (`y - 1` downward, `y + 1`
 /// upward).
 #[inline(always)]
-fn row_step<V: Lane, const N: usize, const EIGHT: bool, const DOWN: bool>(
+fn row_step<V: Lane, const N: usize, const C: u8, const DOWN: bool>(
     f: &[V],
     rf: &[V],
     s: &mut [V],
@@ -513,11 +517,14 @@ fn row_step<V: Lane, const N: usize, const EIGHT: bool, const DOWN: bool>(
     // Rows y - 1 ..= y + 1 of the planes (guard rows included).
     let (fw, cur) = (ld::<V, N>(f, p), ld::<V, N>(s, p));
     let (above, below) = (ld::<V, N>(s, p - N), ld::<V, N>(s, p + N));
+    let (a, b) = (
+        flood::touch_above::<V, N, C>(above),
+        flood::touch_below::<V, N, C>(below),
+    );
     let mut near = [V::ZERO; N];
     for i in 0..N {
-        near[i] = above[i] | below[i];
+        near[i] = a[i] | b[i];
     }
-    let near = flood::spread::<V, N, EIGHT>(near);
     let mut seed = cur;
     let mut any = V::ZERO;
     for i in 0..N {
@@ -536,7 +543,12 @@ fn row_step<V: Lane, const N: usize, const EIGHT: bool, const DOWN: bool>(
     for i in 0..N {
         new[i] = got[i] & !cur[i];
     }
-    let new = flood::spread::<V, N, EIGHT>(new);
+    // Downward the row above sees the new cells from below; upward the row below from above.
+    let new = if DOWN {
+        flood::touch_below::<V, N, C>(new)
+    } else {
+        flood::touch_above::<V, N, C>(new)
+    };
     let (fq, sq) = (ld::<V, N>(f, q), ld::<V, N>(s, q));
     let mut gain = V::ZERO;
     for i in 0..N {

@@ -50,8 +50,8 @@ pub enum MeasureError {
     /// A [`MetricSet`] string that is empty or only whitespace.
     #[error("empty metric list (give metric names separated by ',' or \"all\")")]
     EmptyMetricList,
-    /// A [`Connectivity`] string other than `4` or `8`; holds the trimmed text.
-    #[error("connectivity {0:?} is not \"4\" or \"8\"")]
+    /// A [`Connectivity`] string other than `4`, `6` or `8`; holds the trimmed text.
+    #[error("connectivity {0:?} is not \"4\", \"6\" (hex) or \"8\"")]
     BadConnectivity(String),
     /// [`MeasureConfig::validate`]: the spawn cell is not inside the grid.
     #[error("spawn ({y}, {x}) is outside the {rows}x{cols} grid")]
@@ -247,6 +247,38 @@ pub enum Connectivity {
     Four,
     /// Edge and corner neighbours (NetHack's flood fill).
     Eight,
+    /// The hexagonal neighbours of Golly's `H` rules: the edge neighbours and NW, SE (not NE,
+    /// SW): the adjacency of a hex cave.
+    Six,
+}
+
+impl Connectivity {
+    /// The number written for it: 4, 6 or 8 (the const parameter of the flood kernels).
+    pub const fn number(self) -> u8 {
+        match self {
+            Connectivity::Four => 4,
+            Connectivity::Six => 6,
+            Connectivity::Eight => 8,
+        }
+    }
+
+    /// The `(dy, dx)` offsets of a cell's neighbours.
+    pub fn offsets(self) -> &'static [(isize, isize)] {
+        match self {
+            Connectivity::Four => &[(-1, 0), (0, -1), (0, 1), (1, 0)],
+            Connectivity::Six => &[(-1, -1), (-1, 0), (0, -1), (0, 1), (1, 0), (1, 1)],
+            Connectivity::Eight => &[
+                (-1, -1),
+                (-1, 0),
+                (-1, 1),
+                (0, -1),
+                (0, 1),
+                (1, -1),
+                (1, 0),
+                (1, 1),
+            ],
+        }
+    }
 }
 
 impl FromStr for Connectivity {
@@ -255,6 +287,7 @@ impl FromStr for Connectivity {
         match s.trim() {
             "4" => Ok(Connectivity::Four),
             "8" => Ok(Connectivity::Eight),
+            "6" => Ok(Connectivity::Six),
             other => Err(MeasureError::BadConnectivity(other.to_string())),
         }
     }
@@ -265,6 +298,7 @@ impl fmt::Display for Connectivity {
         f.write_str(match self {
             Connectivity::Four => "4",
             Connectivity::Eight => "8",
+            Connectivity::Six => "6",
         })
     }
 }

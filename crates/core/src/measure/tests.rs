@@ -177,7 +177,11 @@ fn cols_strategy() -> impl Strategy<Value = usize> {
 }
 
 fn conn_strategy() -> impl Strategy<Value = Connectivity> {
-    prop_oneof![Just(Connectivity::Four), Just(Connectivity::Eight)]
+    prop_oneof![
+        Just(Connectivity::Four),
+        Just(Connectivity::Six),
+        Just(Connectivity::Eight)
+    ]
 }
 
 proptest! {
@@ -340,7 +344,7 @@ fn chapter_caves_match_oracle() {
             b.step(&pass);
         }
         let grid = b.to_grid();
-        for conn in [Connectivity::Four, Connectivity::Eight] {
+        for conn in [Connectivity::Four, Connectivity::Six, Connectivity::Eight] {
             let c = cfg(conn, (45, 70), Some((5, 130)));
             let want = oracle::measure(&b, &c);
             let mut got = EMPTY_VALUES;
@@ -518,11 +522,12 @@ fn names_and_sets() {
     assert!("".parse::<MetricSet>().is_err());
     assert_eq!("4".parse::<Connectivity>().unwrap(), Connectivity::Four);
     assert_eq!("8".parse::<Connectivity>().unwrap(), Connectivity::Eight);
+    assert_eq!("6".parse::<Connectivity>().unwrap(), Connectivity::Six);
     assert!(
-        "6".parse::<Connectivity>()
+        "5".parse::<Connectivity>()
             .unwrap_err()
             .to_string()
-            .contains("\"6\"")
+            .contains("\"5\"")
     );
 }
 
@@ -878,7 +883,7 @@ fn batch_hand_cases() {
         let batch: Vec<Grid> = (0..n).map(|k| grids[k % grids.len()].clone()).collect();
         let mut buf = crate::kernel::batch::LaneBuf::default();
         load_lanes(simd, &mut buf, &batch);
-        for conn in [Connectivity::Four, Connectivity::Eight] {
+        for conn in [Connectivity::Four, Connectivity::Six, Connectivity::Eight] {
             let c = cfg(conn, (1, 2), Some((2, 70)));
             for dense in [false, true] {
                 let mut m = Measurer::with_simd(simd);

@@ -28,6 +28,8 @@ pub fn show_values(v: &Values) -> String {
 pub fn offsets(conn: Connectivity) -> &'static [(isize, isize)] {
     match conn {
         Connectivity::Four => &[(-1, 0), (1, 0), (0, -1), (0, 1)],
+        // Golly's hexagonal neighbourhood: NE and SW are not neighbours.
+        Connectivity::Six => &[(-1, -1), (-1, 0), (0, -1), (0, 1), (1, 0), (1, 1)],
         Connectivity::Eight => &[
             (-1, -1),
             (-1, 0),

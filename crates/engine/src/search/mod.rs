@@ -614,7 +614,8 @@ impl Search {
     pub fn uncalibrated(spec: SearchSpec) -> Result<Search, SearchError> {
         spec.recipe.validate()?;
         if let Some(png) = &spec.png {
-            render::check_size(spec.recipe.rows, spec.recipe.cols, png.scale)?;
+            let hex = spec.recipe.connectivity == cavesweep_core::measure::Connectivity::Six;
+            render::check_size(spec.recipe.rows, spec.recipe.cols, png.scale, hex)?;
         }
         match spec.mode {
             Mode::Limit(0) => return Err(SearchError::LimitZero),
