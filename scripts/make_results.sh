@@ -349,6 +349,9 @@ do_index() {
       "variants/README.md|Every preset over 10,000 seeds: gate pass rates, and per preset a \`cavesweep report\` (metrics, trajectories, component counts, caves)." \
       "grid/README.md|\`cavesweep report\` of a 1,025-point grid (fill x steps, 500 seeds each)${GRID_SECONDS:+, rendered in $GRID_SECONDS s}: heatmaps of pass rate and every metric." \
       "gallery/README.md|A typical cave per preset and the chapter's seed 42, as PNGs." \
+      "export/README.md|A cave saved as a Tiled map and drawn by Tiled's own renderer, beside cavesweep's picture; a hex cave." \
+      "kernels-golly.md|Golly's other neighbourhoods (von Neumann, hexagonal, Larger than Life) on 1024x1024 against the oracle (written from the run of \`cargo bench --bench kernels -- \"vonneumann|hex_|ltl_r5\"\` it names)." \
+      "bench/ab-36.md|The workspace split (#36) before and after, alternated: throughput within noise (written from the runs it names)." \
       "kernels.md|The step kernels against the scalar oracle, in cell updates per second." \
       "kernels-avx2.md|The same on a machine without AVX-512 (\`KERNELS_OUT\`): the paths it has, and the one it dispatches to." \
       "bench/README.md|Throughput per preset (1 thread, all threads, kernels, the scalar oracle)." \
@@ -357,7 +360,8 @@ do_index() {
       "bench/native_vs_portable.md|The portable build (run-time SIMD dispatch) against a -C target-cpu=native build, per stage and end to end." \
       "peers.md|cavesweep beside the chapter's numpy code, mapgen and the oracle, same work per seed." \
       "probe.md|cavesweep's stages beside the performance issue's standalone probe, run back to back on two machines, an AVX-512 Xeon and an AVX2-only Zen 3 (written by hand from those runs; the probe is not in this repository)." \
-      "python.md|The Python package's overhead over the Rust pipeline, and generate_many against the command line."; do
+      "python.md|The Python package's overhead over the Rust pipeline, and generate_many against the command line." \
+      "python-grids.md|Your own arrays from Python: converting to bits and back beside one step of the kernel (written from the run of \`python python/benches/bench_step.py\` it names)."; do
       if [ -f "results/${line%%|*}" ]; then
         echo "- [${line%%|*}](${line%%|*}): ${line#*|}"
       else
