@@ -472,15 +472,20 @@ impl Generator {
     /// Generate and measure the cave of `seed`.
     pub fn run(&mut self, seed: u64) -> Result<Cave<'_>, FillError> {
         self.make(&[seed], &[None], true)?;
+        Ok(self.measured(seed))
+    }
+
+    /// Slot 0's cave, measured.
+    fn measured(&mut self, seed: u64) -> Cave<'_> {
         let slot = &self.slots[0];
         self.measurer
             .measure(&slot.grid, &self.cfg, &mut self.values);
-        Ok(Cave {
+        Cave {
             seed,
             grid: &slot.grid,
             trajectory: &slot.trajectory,
             values: &self.values,
-        })
+        }
     }
 
     /// The start grid of `seed`'s cave: the recipe's fill alone, before any pass.
@@ -509,15 +514,7 @@ impl Generator {
         slot.trajectory.push(start.count_walls() as f64 / cells);
         run_passes(&mut self.stepper, &self.recipe.passes, slot, cells);
         self.post_steps(1);
-        let slot = &self.slots[0];
-        self.measurer
-            .measure(&slot.grid, &self.cfg, &mut self.values);
-        Ok(Cave {
-            seed,
-            grid: &slot.grid,
-            trajectory: &slot.trajectory,
-            values: &self.values,
-        })
+        Ok(self.measured(seed))
     }
 
     /// Generate the caves of every seed in `seeds`, in ascending order, handing each to `visit`

@@ -261,24 +261,6 @@ impl Connectivity {
             Connectivity::Eight => 8,
         }
     }
-
-    /// The `(dy, dx)` offsets of a cell's neighbours.
-    pub fn offsets(self) -> &'static [(isize, isize)] {
-        match self {
-            Connectivity::Four => &[(-1, 0), (0, -1), (0, 1), (1, 0)],
-            Connectivity::Six => &[(-1, -1), (-1, 0), (0, -1), (0, 1), (1, 0), (1, 1)],
-            Connectivity::Eight => &[
-                (-1, -1),
-                (-1, 0),
-                (-1, 1),
-                (0, -1),
-                (0, 1),
-                (1, -1),
-                (1, 0),
-                (1, 1),
-            ],
-        }
-    }
 }
 
 impl FromStr for Connectivity {

@@ -160,15 +160,19 @@ impl FromStr for Vary {
         // `R5,C0,M1,S34..58,B34..45,NM`); a lone such rule is one value.
         let rule_list = key == "rule"
             && (spec.contains(';') || spec.parse::<cavesweep_core::rule::Rule>().is_ok());
-        let values = if rule_list {
-            let v: Vec<String> = spec.split(';').map(|s| s.trim().to_string()).collect();
+        // A listed axis: its values, each non-empty, at most MAX_POINTS of them.
+        let list = |sep: char| -> Result<Values, VaryError> {
+            let v: Vec<String> = spec.split(sep).map(|s| s.trim().to_string()).collect();
             if v.iter().any(String::is_empty) {
                 return Err(bad("empty value in the list".into()));
             }
             if v.len() > MAX_POINTS {
                 return Err(VaryError::TooMany(v.len() as u128));
             }
-            Values::List(v)
+            Ok(Values::List(v))
+        };
+        let values = if rule_list {
+            list(';')?
         } else if let Some((a, b)) = spec.split_once("..") {
             let (b, inclusive) = match b.strip_prefix('=') {
                 Some(b) => (b, true),
@@ -226,14 +230,7 @@ impl FromStr for Vary {
                 n: n as usize,
             }
         } else {
-            let v: Vec<String> = spec.split(',').map(|s| s.trim().to_string()).collect();
-            if v.iter().any(String::is_empty) {
-                return Err(bad("empty value in the list".into()));
-            }
-            if v.len() > MAX_POINTS {
-                return Err(VaryError::TooMany(v.len() as u128));
-            }
-            Values::List(v)
+            list(',')?
         };
         let vary = Vary {
             key,
