@@ -355,19 +355,27 @@ pub(super) fn json(bytes: &[u8]) -> Result<Grid, Problem> {
 
 /// Any PNG: WALL where a pixel is dark (8-bit luminance below 128) and not transparent.
 pub(super) fn png(bytes: &[u8]) -> Result<Grid, Problem> {
-    let limits = png::Limits {
-        bytes: 4 * cavesweep_core::grid::MAX_CELLS,
+    // The decoder's whole buffer: at most 512 MiB, an 8-bit RGBA picture of 134 million
+    // pixels (bigger grids come as .npy or text).
+    const MAX_DECODED: usize = 512 << 20;
+    let too_large = || {
+        bad!(
+            "the picture is too large to decode here (over 512 MiB of pixels): give the grid as .npy or text"
+        )
     };
+    let limits = png::Limits { bytes: MAX_DECODED };
     let mut dec = png::Decoder::new_with_limits(std::io::Cursor::new(bytes), limits);
     dec.set_transformations(png::Transformations::normalize_to_color8());
-    let mut reader = dec
-        .read_info()
-        .map_err(|e| bad!("not a PNG picture cavesweep can read: {e}"))?;
+    let mut reader = dec.read_info().map_err(|e| match e {
+        png::DecodingError::LimitsExceeded => too_large(),
+        e => bad!("not a PNG picture cavesweep can read: {e}"),
+    })?;
     let (w, h) = (reader.info().width as usize, reader.info().height as usize);
     check_shape(h, w)?;
     let size = reader
         .output_buffer_size()
-        .ok_or_else(|| bad!("the picture is too large"))?;
+        .filter(|&n| n <= MAX_DECODED)
+        .ok_or_else(too_large)?;
     let mut buf = vec![0u8; size];
     let out = reader
         .next_frame(&mut buf)

@@ -169,6 +169,34 @@ fn bad_files_say_where() {
     }
 }
 
+/// A PNG of `w x h` RGBA pixels with no pixel data: only its header is read before refusing.
+fn png_header(w: u32, h: u32) -> Vec<u8> {
+    let chunk = |t: &[u8], d: &[u8]| {
+        let mut c = (d.len() as u32).to_be_bytes().to_vec();
+        c.extend_from_slice(t);
+        c.extend_from_slice(d);
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(t);
+        crc.update(d);
+        c.extend_from_slice(&crc.finalize().to_be_bytes());
+        c
+    };
+    let mut ihdr = w.to_be_bytes().to_vec();
+    ihdr.extend_from_slice(&h.to_be_bytes());
+    ihdr.extend_from_slice(&[8, 6, 0, 0, 0]);
+    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+    out.extend(chunk(b"IHDR", &ihdr));
+    out.extend(chunk(b"IEND", &[]));
+    out
+}
+
+#[test]
+fn huge_pictures_are_refused_before_their_pixels_are_allocated() {
+    assert!(err(Format::Png, &png_header(60000, 30000)).contains("too large"));
+    let e = err(Format::Png, &png_header(16000, 16000));
+    assert!(e.contains("over 512 MiB") && e.contains(".npy"), "{e}");
+}
+
 #[test]
 fn png_reads_dark_opaque_pixels_as_wall() {
     // An RGBA picture of 4 pixels: dark opaque, light opaque, dark transparent, mid grey.
