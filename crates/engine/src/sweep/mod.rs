@@ -104,7 +104,7 @@ pub enum SweepError {
         source: std::io::Error,
     },
     /// The thread that writes checkpoints could not start.
-    #[error("cannot start the checkpoint thread")]
+    #[error("cannot start the checkpoint thread (raise the memory or thread limit)")]
     CheckpointThread(#[source] std::io::Error),
     /// The thread that writes checkpoints panicked or hung up.
     #[error("the checkpoint thread stopped unexpectedly")]
