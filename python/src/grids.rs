@@ -3,6 +3,7 @@
 //! (the map files of [`cavesweep::mapfile`]).
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use cavesweep::generate::Generator;
 use cavesweep::grid::Grid;
@@ -15,7 +16,7 @@ use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
-use crate::{args, arrays, recipe, runtime_error, value_error, value_msg};
+use crate::{args, arrays, interrupt, recipe, runtime_error, value_error, value_msg};
 
 /// A keyword's text value parsed as `T` (a rule, outside, update or border).
 fn keyword<T>(obj: Option<&Bound<'_, PyAny>>, name: &str, default: &str) -> PyResult<T>
@@ -52,7 +53,8 @@ const DETACH_CELLS: usize = 1 << 16;
 /// layout) after `steps` applications of `rule` (`"B5678/S45678"`, `"R1>=5/R2<=2"`, ...), as
 /// a new uint8 array. `outside` is what cells beyond the edge read as ("floor", "wall",
 /// "wrap"), `update` the order ("sync", "inplace-row-major", "inplace-col-major"), `border`
-/// "solid" walls the outer ring after each step. The same kernels as a recipe's pass.
+/// "solid" walls the outer ring after each step. The same kernels as a recipe's pass. Long
+/// calls release the GIL and stop at Ctrl-C (KeyboardInterrupt).
 #[pyfunction]
 #[pyo3(signature = (grid, rule, *, steps = None, outside = None, update = None, border = None))]
 fn step<'py>(
@@ -75,11 +77,23 @@ fn step<'py>(
             })?,
         };
         let mut g = arrays::to_grid(grid)?;
-        let run = |g: &mut Grid| Stepper::new().run_pass(g, &pass);
-        if g.cells() >= DETACH_CELLS {
-            py.detach(|| run(&mut g));
+        // Long work (a big grid, or many steps) runs off the GIL one application at a time, so
+        // Ctrl-C stops it between two (KeyboardInterrupt); a cave's few steps run here.
+        let stop = AtomicBool::new(false);
+        let one = Pass { repeat: 1, ..pass };
+        let work = |g: &mut Grid| {
+            let mut stepper = Stepper::new();
+            for _ in 0..pass.repeat {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                stepper.step(g, &one);
+            }
+        };
+        if g.cells() * pass.repeat as usize >= DETACH_CELLS * 16 {
+            interrupt::run(py, &stop, || work(&mut g), |_| Ok(()))?;
         } else {
-            run(&mut g);
+            work(&mut g);
         }
         Ok(arrays::to_array(py, &g).into_any())
     })

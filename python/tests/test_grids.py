@@ -239,3 +239,22 @@ def test_load_reads_what_numpy_writes(tmp_path):
             p = tmp_path / "a.npy"
             np.save(p, np.asarray(g.astype(dtype), order=order))
             assert np.array_equal(cs.load(p), g), (dtype, order)
+
+
+def test_ctrl_c_stops_a_long_step_within_a_second():
+    from test_generate import interrupt_after
+
+    code, err, secs = interrupt_after(
+        """
+        import numpy as np
+        import cavesweep as cs
+        g = (np.random.default_rng(0).random((1024, 1024)) < 0.45).astype(np.uint8)
+        print("started", flush=True)
+        cs.step(g, "R7,C0,M1,S100..150,B110..140,NM", steps=100_000)
+        print("finished")
+        """,
+        delay=0.5,
+    )
+    assert "KeyboardInterrupt" in err, err
+    assert code != 0
+    assert secs < 1.0, secs
