@@ -358,7 +358,7 @@ do_index() {
       "bench/search.md|Seed search: lazy evaluation against generation alone, search --top against sweep, a query plan." \
       "bench/grid.md|Sweeps of 1,025- and 100,000-point grids against one point: caves/s and peak memory." \
       "bench/native_vs_portable.md|The portable build (run-time SIMD dispatch) against a -C target-cpu=native build, per stage and end to end." \
-      "peers.md|cavesweep beside the chapter's numpy code, mapgen and the oracle, same work per seed." \
+      "peers.md|cavesweep beside the chapter's numpy code, mapgen, the oracle, Golly (bgolly, Life on a torus) and OpenCV and scipy labelling, the same work each." \
       "probe.md|cavesweep's stages beside the performance issue's standalone probe, run back to back on two machines, an AVX-512 Xeon and an AVX2-only Zen 3 (written by hand from those runs; the probe is not in this repository)." \
       "python.md|The Python package's overhead over the Rust pipeline, and generate_many against the command line." \
       "python-grids.md|Your own arrays from Python: converting to bits and back beside one step of the kernel (written from the run of \`python python/benches/bench_step.py\` it names)."; do
