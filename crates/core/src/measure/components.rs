@@ -528,30 +528,6 @@ impl Flood {
         self.claimed = 0;
     }
 
-    /// Make both planes empty, shaped `rows x cols`, for the caller to write the floor plane
-    /// (`f`, at [`Layout::off`]) and then [`Flood::set_floor`]: [`super::lanes`] hands over the
-    /// floor its lane flood left this way.
-    pub fn load_empty(&mut self, rows: usize, cols: usize) -> Layout {
-        let lay = Layout::new(rows, cols);
-        self.lay = lay;
-        for v in [&mut self.f, &mut self.s] {
-            v.clear();
-            v.resize(lay.len(), 0);
-        }
-        for v in [&mut self.cand, &mut self.new, &mut self.seed] {
-            v.clear();
-            v.resize(lay.wpr, 0);
-        }
-        self.floor = 0;
-        self.claimed = 0;
-        lay
-    }
-
-    /// The number of FLOOR cells written after [`Flood::load_empty`].
-    pub fn set_floor(&mut self, floor: u64) {
-        self.floor = floor;
-    }
-
     /// Forget all claims.
     pub fn clear_claims(&mut self) {
         self.s.fill(0);

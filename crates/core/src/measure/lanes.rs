@@ -37,14 +37,15 @@
 //! found there too; its size is then not `connected_fraction` but still counts for
 //! `components` and `largest_fraction`. What the flood left (floor outside the flooded
 //! component: on chapter-strict caves nothing in 4 caves of 5, a few small pockets otherwise) is
-//! labelled per cave by the flood of [`super::components`] on a plane holding only those cells.
+//! `F & !S`, computed for every lane at once, and labelled per cave by union-find over its runs
+//! ([`super::runs`]), which costs in proportion to the few rows it occupies.
 //!
 //! Rows of at most 4 words (grids up to 256 columns) are measured here; wider grids are
 //! measured cave by cave (their rows fill the row kernels' vectors anyway).
 
 use super::Connectivity;
-use super::components::Flood;
 use super::flood;
+use super::runs::RunLabel;
 use crate::kernel::batch::LaneBuf;
 use crate::simd::{Isa, Lane, Simd};
 
@@ -66,6 +67,8 @@ pub(crate) struct BatchPlanes {
     /// `F` and `S` planes computed (with boundary and floor counts) / flood done.
     prepared: bool,
     flooded: bool,
+    /// The floor the flood left is in `rest` / `rest_rows`.
+    rested: bool,
     /// Every lane's cave is expected to ask for its spawn's component (a batch of a search's
     /// survivors, [`BatchPlanes::begin_dense`]): `min_width` takes it from the lane flood.
     dense: bool,
@@ -79,8 +82,14 @@ pub(crate) struct BatchPlanes {
     f: LaneBuf,
     rf: LaneBuf,
     s: LaneBuf,
-    /// The per-cave flood for the floor the lane flood left.
-    rest: Flood,
+    /// `F & !S` after the flood (the floor it left, rows as in `F`), and per row the OR of
+    /// its words (a lane's row without any is skipped by one test).
+    rest: LaneBuf,
+    rest_rows: LaneBuf,
+    /// Per lane, the bitset of its rows holding any of that floor (`rows.div_ceil(64)` words).
+    rest_set: Vec<u64>,
+    /// The labelling of that floor, lane by lane.
+    runs: RunLabel,
 }
 
 impl Default for BatchPlanes {
@@ -91,6 +100,7 @@ impl Default for BatchPlanes {
             cols: 0,
             prepared: false,
             flooded: false,
+            rested: false,
             dense: false,
             boundary: [0; 8],
             floor: [0; 8],
@@ -100,7 +110,10 @@ impl Default for BatchPlanes {
             f: LaneBuf::default(),
             rf: LaneBuf::default(),
             s: LaneBuf::default(),
-            rest: Flood::default(),
+            rest: LaneBuf::default(),
+            rest_rows: LaneBuf::default(),
+            rest_set: Vec::new(),
+            runs: RunLabel::default(),
         }
     }
 }
@@ -122,11 +135,11 @@ impl BatchPlanes {
     pub fn begin(&mut self, simd: Simd, rows: usize, cols: usize) {
         debug_assert!(supported(cols));
         self.simd = simd;
-        self.rest.simd = simd;
         self.rows = rows;
         self.cols = cols;
         self.prepared = false;
         self.flooded = false;
+        self.rested = false;
         self.dense = false;
     }
 
@@ -236,16 +249,23 @@ impl BatchPlanes {
         let mut count = (size > 0) as u32;
         let mut largest = size;
         if self.floor[k] > size as u64 {
-            // Floor the lane flood did not reach: label it cave by cave.
-            crate::simd_run!(self.simd, <I> (b: &'a mut BatchPlanes = &mut *self, k: usize = k) -> () {
-                rest_in::<I>(b, k)
-            });
-            let mut cursor = (0, 0);
-            while let Some((y, x)) = self.rest.next_unclaimed(&mut cursor) {
-                let n = self.rest.flood_from(y, x, conn).size;
-                count += 1;
-                largest = largest.max(n);
+            // Floor the lane flood did not reach (a few pockets): label it by its runs.
+            if !self.rested {
+                crate::simd_run!(self.simd, <I> (b: &'a mut BatchPlanes = &mut *self) -> () {
+                    rest_lanes::<I>(b)
+                });
+                self.rested = true;
             }
+            let lanes = self.lanes();
+            let (n, len) = shape(self.rows, self.cols);
+            let rest = &*self.rest.vectors::<u64>(len * lanes);
+            let sw = self.rows.div_ceil(64);
+            let set = &self.rest_set[k * sw..(k + 1) * sw];
+            let (c, l) = self
+                .runs
+                .label(n, conn, set, |y, i| rest[((y + 1) * n + i) * lanes + k]);
+            count += c;
+            largest = largest.max(l);
         }
         (count, largest)
     }
@@ -557,33 +577,39 @@ fn row_step<V: Lane, const N: usize, const C: u8, const DOWN: bool>(
     gain
 }
 
-/// Load lane `k`'s floor outside the flooded component into the per-cave flood.
+/// `rest = F & !S` (the floor the flood left) and per row the OR of its words, every lane.
 #[inline(always)]
-fn rest_in<I: Isa>(b: &mut BatchPlanes, k: usize) {
+fn rest_lanes<I: Isa>(b: &mut BatchPlanes) {
     let (rows, cols) = (b.rows, b.cols);
-    let wpr = cols.div_ceil(64);
+    let (n, len) = shape(rows, cols);
     let (mut fg, mut sg) = (
         b.f.view::<I::Lanes>(rows, cols),
         b.s.view::<I::Lanes>(rows, cols),
     );
-    let (f, s) = (fg.raw_mut(), sg.raw_mut());
+    let (f, s) = (&fg.raw_mut()[..len], &sg.raw_mut()[..len]);
+    let rest = b.rest.vectors::<I::Lanes>(len);
+    let rest_rows = b.rest_rows.vectors::<I::Lanes>(rows);
+    for (y, row_or) in rest_rows.iter_mut().enumerate() {
+        let p = (y + 1) * n;
+        let mut any = <I::Lanes as Lane>::ZERO;
+        for i in p..p + n {
+            let r = f[i] & !s[i];
+            rest[i] = r;
+            any |= r;
+        }
+        *row_or = any;
+    }
+    // The row bitsets, lane by lane, without a branch per row.
     let lanes = <I::Lanes as Lane>::N;
-    assert!(k < lanes);
-    // Lane `k` is read word by word: `(f[p] & !s[p]).get(k)` computed whole vectors and
-    // read one lane back through the stack, a store-forwarding stall per word.
-    let (fw, sw) = (words(f), words(s));
-    let lay = b.rest.load_empty(rows, cols);
-    let mut n = 0;
+    let sw = rows.div_ceil(64);
+    b.rest_set.clear();
+    b.rest_set.resize(lanes * sw, 0);
+    let ors = words(rest_rows);
     for y in 0..rows {
-        let o = lay.off(y as isize);
-        for i in 0..wpr {
-            let p = ((y + 1) * wpr + i) * lanes + k;
-            let w = fw[p] & !sw[p];
-            n += w.count_ones() as u64;
-            b.rest.f[o + i] = w;
+        for k in 0..lanes {
+            b.rest_set[k * sw + y / 64] |= ((ors[y * lanes + k] != 0) as u64) << (y % 64);
         }
     }
-    b.rest.set_floor(n);
 }
 
 /// The words of the vectors `v`: vector `i`'s lane `k` is word `i * N + k`.

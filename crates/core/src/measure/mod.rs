@@ -26,6 +26,7 @@ mod lanes;
 mod lazy;
 mod metrics;
 mod post;
+mod runs;
 
 pub use components::Components;
 pub use lazy::{Lazy, Stage};
