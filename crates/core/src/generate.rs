@@ -8,7 +8,8 @@
 //! **Batches.** When the fill is the xoshiro Bernoulli fill, [`Generator::generate`] makes caves
 //! `L` at a time (`L` = the lanes of the SIMD path's widest vector: 8 with AVX-512, 4 with AVX2),
 //! one cave per lane: the fill writes the lanes directly (`fill::bernoulli_lanes`), and when
-//! every pass is a sync Moore pass the steps run on the lanes too ([`kernel::step_lanes`]),
+//! every pass runs in lanes ([`kernel::lane_pass`]: sync Moore, sync two-radius with a constant
+//! outside, in-place column-major) the steps run on the lanes too ([`kernel::step_lanes`]),
 //! counting each cave's walls as they go; with post-steps, each cave is then copied out to its
 //! own [`Grid`] for them. Without post-steps, the caves are measured where the steps left
 //! them: the boundary, the spawn's flood and the labelling run on the lanes, all caves of the
@@ -782,6 +783,17 @@ fn run_phase<I: Isa>(
                     let c = if let Some(masks) = kernel::sync_moore(pass) {
                         let c =
                             kernel::step_lanes(&mut a, &mut b, masks, pass.outside, pass.border);
+                        std::mem::swap(&mut a, &mut b);
+                        cur ^= 1;
+                        c
+                    } else if let Some(t) = kernel::tworadius::lanes_fit(pass) {
+                        let c = kernel::tworadius::step_two_radius_lanes(
+                            &mut a,
+                            &mut b,
+                            t,
+                            pass.outside,
+                            pass.border,
+                        );
                         std::mem::swap(&mut a, &mut b);
                         cur ^= 1;
                         c

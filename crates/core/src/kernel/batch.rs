@@ -674,8 +674,9 @@ impl Lanes {
         }))
     }
 
-    /// Apply `pass` (a sync Moore pass, see [`super::sync_moore`]) `pass.repeat` times to every
-    /// lane; returns the walls per lane after the last step.
+    /// Apply `pass` (a sync Moore pass, see [`super::sync_moore`], or a two-radius one that
+    /// [`super::tworadius::lanes_fit`] accepts) `pass.repeat` times to every lane; returns the
+    /// walls per lane after the last step.
     ///
     /// # Panics
     /// If the pass cannot run in lanes.
@@ -685,7 +686,9 @@ impl Lanes {
             l: &'a mut Lanes = self,
             pass: &'a crate::rule::Pass = pass,
         ) -> [u64; 8] {
-            let masks = super::sync_moore(pass).expect("a sync Moore pass");
+            let masks = super::sync_moore(pass);
+            let two = super::tworadius::lanes_fit(pass);
+            assert!(masks.is_some() || two.is_some(), "a pass that runs in lanes");
             let [b0, b1] = &mut l.bufs;
             let (mut a, mut b) = if l.cur == 0 {
                 (b0.view::<I::Lanes>(l.rows, l.cols), b1.view(l.rows, l.cols))
@@ -697,7 +700,17 @@ impl Lanes {
             b.clear_guard_rows();
             let mut counts = [0u64; 8];
             for _ in 0..pass.repeat {
-                let c = super::step_lanes(&mut a, &mut b, masks, pass.outside, pass.border);
+                let c = match (masks, two) {
+                    (Some(m), _) => super::step_lanes(&mut a, &mut b, m, pass.outside, pass.border),
+                    (None, Some(t)) => super::tworadius::step_two_radius_lanes(
+                        &mut a,
+                        &mut b,
+                        t,
+                        pass.outside,
+                        pass.border,
+                    ),
+                    _ => unreachable!("asserted above"),
+                };
                 std::mem::swap(&mut a, &mut b);
                 l.cur ^= 1;
                 for (k, n) in counts.iter_mut().enumerate().take(<I::Lanes as Lane>::N) {

@@ -72,7 +72,7 @@ pub(crate) fn r1_as_moore(t: u8) -> (u16, u16) {
 
 /// The birth/survive masks a pass runs with on the sync Moore kernels, if it does: sync Moore
 /// passes and sync `R1 >= t` passes (which are Moore rules, see `r1_as_moore`). These are
-/// also the passes a batch of caves can run in lanes.
+/// also passes a batch of caves can run in lanes (see [`lane_pass`] for all of them).
 pub fn sync_moore(pass: &Pass) -> Option<(u16, u16)> {
     match (pass.rule, pass.update) {
         (Rule::Moore { birth, survive }, Update::Sync) => Some((birth, survive)),
@@ -87,10 +87,13 @@ pub fn sync_moore(pass: &Pass) -> Option<(u16, u16)> {
     }
 }
 
-/// Whether `pass` runs on caves `rows` high in lanes: a sync Moore pass ([`step_lanes`]) or an
+/// Whether `pass` runs on caves `rows` high in lanes: a sync Moore pass ([`step_lanes`]), a
+/// sync two-radius one with a constant outside ([`tworadius::step_two_radius_lanes`]) or an
 /// in-place column-major one ([`inplace_lanes::step_colmajor`]).
 pub fn lane_pass(pass: &Pass, rows: usize) -> bool {
-    sync_moore(pass).is_some() || inplace_lanes::colmajor_fits(pass, rows).is_some()
+    sync_moore(pass).is_some()
+        || tworadius::lanes_fit(pass).is_some()
+        || inplace_lanes::colmajor_fits(pass, rows).is_some()
 }
 
 /// One sync Moore step of `g` in place (`tmp`, same shape, is the other buffer); with `border`
