@@ -242,7 +242,7 @@ pub fn lanes_fit(pass: &crate::rule::Pass) -> Option<(u8, u8)> {
 /// [`lanes_fit`] accepts; with `border` solid the outer ring is stored as WALL. Returns the walls
 /// of `dst` per lane.
 ///
-/// The same sums as the strip walk of one grid ([`step_two_radius`]), one cave per lane: a row
+/// The same sums as the strip walk of one grid ([`step`]), one cave per lane: a row
 /// word's horizontal neighbours are the words beside it in the same lane, and every cell
 /// outside the cave, the second ring included, is the constant `outside` (taken as a register,
 /// not loaded): neither buffer's guards are read or written, and `src` is left as it was.
