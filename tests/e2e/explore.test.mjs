@@ -143,11 +143,13 @@ test('moving the fill slider redraws the cave', async () => {
   // the step slider shows earlier frames
   const finalSrc = await attr('#cave', 'src');
   await page.locator('#frame').fill('0');
-  await page.waitForFunction(() => document.getElementById('frame-label').textContent !== 'final');
+  await page.waitForFunction(() => !document.getElementById('frame-label').textContent.includes('final'));
+  assert.equal(await page.locator('#frame-label').textContent(), 'fill');
   assert.notEqual(await attr('#cave', 'src'), finalSrc);
   await page.locator('#frame').focus();
   await page.keyboard.press('End');
-  await page.waitForFunction(() => document.getElementById('frame-label').textContent === 'final');
+  await page.waitForFunction(() => document.getElementById('frame-label').textContent.endsWith('final)'));
+  assert.equal(await attr('#cave', 'src'), finalSrc);
   console.log(`timing (after the slider): ${await page.locator('#timing').textContent()}`);
 });
 

@@ -489,11 +489,13 @@
     const img = $('cave');
     img.classList.remove('stale');
     img.alt = `Cave of seed ${state.seed}, ${cave.rows}x${cave.cols}`;
+    // The slider runs over the frames; the last frame is the finished cave (shown from `png`).
     const frames = cave.frames || [];
     const slider = $('frame');
-    slider.max = String(frames.length);
-    if (state.frameAtEnd || +slider.value > frames.length) slider.value = String(frames.length);
-    $('frame-row').hidden = frames.length === 0;
+    const last = Math.max(0, frames.length - 1);
+    slider.max = String(last);
+    if (state.frameAtEnd || +slider.value > last) slider.value = String(last);
+    $('frame-row').hidden = frames.length < 2;
     showFrame();
     renderMetrics(cave);
     $('timing').textContent =
@@ -507,12 +509,15 @@
     if (!cave) return;
     const frames = cave.frames || [];
     const slider = $('frame');
-    const i = Math.min(+slider.value, frames.length);
-    state.frameAtEnd = i === frames.length;
+    const last = Math.max(0, frames.length - 1);
+    const i = Math.min(+slider.value, last);
+    state.frameAtEnd = i === last;
     const src = pngUrl(state.frameAtEnd ? cave.png : frames[i].png);
     const img = $('cave');
     if (img.getAttribute('src') !== src) img.src = src;
-    $('frame-label').textContent = state.frameAtEnd ? 'final' : frames[i].label;
+    const label = frames.length ? frames[i].label : '';
+    $('frame-label').textContent = state.frameAtEnd ? (label ? `${label} (final)` : 'final') : label;
+    $('frame-label').title = $('frame-label').textContent;
     slider.setAttribute('aria-valuetext', $('frame-label').textContent);
     renderTrajectory(cave.trajectory || [], state.frameAtEnd ? null : i);
   }
@@ -672,7 +677,8 @@
   async function pollSweep() {
     clearTimeout(state.sweepTimer);
     try {
-      const s = await api('/api/sweep');
+      // (the server counts sweep reads as heavy requests too)
+      const s = await api('/api/sweep', { isHeavy: true });
       const first = !state.sweep;
       state.sweep = s;
       if (first) buildSweepControls();
@@ -890,7 +896,7 @@
     const box = $('sweep-picks');
     box.textContent = '';
     try {
-      const picks = await api('/api/sweep/picks?point=' + encodeURIComponent(i));
+      const picks = await api('/api/sweep/picks?point=' + encodeURIComponent(i), { isHeavy: true });
       if (state.sweepSel !== i) return;
       const roles = [['typical', 'typical'], ['passing', 'passing'], ['failing', 'failing']];
       const cards = roles.map(([k, label]) => {
