@@ -946,6 +946,7 @@
     $('search-recipe').textContent = `Searches the generator's recipe: ${base}` +
       (extra.length ? ` with ${extra.map(([k, v]) => `${k}=${v}`).join(' ')}` : '') +
       '. Metrics: ' + (state.info.metrics || []).join(', ') + '.';
+    $('search-command').value = searchCommand(state.base, state.set);
   }
 
   function showSearchError(e) {
@@ -1118,9 +1119,10 @@
     $('search-mode-top').addEventListener('change', updateSearchMode);
     $('search-where').addEventListener('input', clearSearchError);
     $('search-copy').addEventListener('click', () => {
-      const r = state.searchRecipe || { base: state.base, set: state.set };
-      copyText(searchCommand(r.base, r.set), $('command'), $('search-status'));
+      copyText(searchCommand(state.base, state.set), $('search-command'), $('search-status'));
     });
+    $('search-form').addEventListener('input', updateSearchRecipe);
+    $('search-form').addEventListener('change', updateSearchRecipe);
     updateSearchMode();
   }
 
