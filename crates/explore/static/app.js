@@ -789,7 +789,9 @@
     const span = hi > lo ? hi - lo : 1;
     const cw = Math.max(56, Math.min(150, 640 / xsv.length));
     const ch = Math.max(34, Math.min(96, 380 / ysv.length));
-    const L = ya ? 70 : 16, T = 10, B = 44;
+    // room on the left for the longest row label (12px monospace: about 7.3px a character)
+    const L = ya ? 34 + Math.ceil(7.3 * Math.max(...ysv.map((v) => String(v).length))) : 16;
+    const T = 10, B = 44;
     const W = L + cw * xsv.length + 10, H = T + ch * ysv.length + B;
     g.setAttribute('viewBox', `0 0 ${W} ${H}`);
     g.setAttribute('width', W);
@@ -1029,7 +1031,7 @@
           progress.max = Math.max(1, total);
           progress.value = obj.end.stopped ? Math.min(total, done) : progress.max;
           progress.dataset.done = 'true';
-          say(obj.end.stopped ? 'stopped' : 'done');
+          say(obj.end.stopped ? 'stopped' : done < total ? 'limit reached' : 'done');
         } else if (obj.error) {
           showSearchError({ message: obj.error, at: null, key: null });
           say('error');
