@@ -261,12 +261,19 @@
           type: 'number', id: id + '-num', min: 0, max: isFill ? 1 : (state.info.limits && state.info.limits.max_steps) || 200,
           step: isFill ? 0.01 : 1, 'aria-label': key + ' value', 'aria-describedby': err.id,
         });
-        range.addEventListener('input', () => { num.value = range.value; changed(key, range.value); });
+        range.addEventListener('input', () => { num.value = range.value; range.classList.remove('unset'); changed(key, range.value); });
         num.addEventListener('input', () => { if (num.value !== '') range.value = num.value; changed(key, num.value); });
-        c = { get: () => num.value, set: (v) => { num.value = v; range.value = v; }, inputs: [range, num] };
+        c = {
+          get: () => num.value,
+          // no value (e.g. `fill` of an exact-count recipe): the slider is shown faded
+          set: (v) => { num.value = v; if (v !== '') range.value = v; range.classList.toggle('unset', v === ''); },
+          inputs: [range, num],
+        };
         field.append(label, el('div', { class: 'key-pair' }, range, num), err);
       } else if (CHOICES[key]) {
         const sel = el('select', { id, 'aria-describedby': err.id });
+        // '' = no single value (passes that differ): the recipe's own, unless one is chosen
+        sel.append(el('option', { value: '', text: '(as the recipe has it)' }));
         for (const v of CHOICES[key]) sel.append(el('option', { value: v, text: v }));
         sel.addEventListener('change', () => changed(key, sel.value));
         c = {
@@ -367,6 +374,12 @@
       if (sel.value === '__sweep__') return;
       choosePreset(sel.value);
     });
+    $('preset-about-more').addEventListener('click', () => {
+      const about = $('preset-about');
+      const open = about.classList.toggle('clamped') === false;
+      $('preset-about-more').textContent = open ? 'less' : 'more';
+      $('preset-about-more').setAttribute('aria-expanded', String(open));
+    });
     $('reset').addEventListener('click', () => {
       state.set = state.base.set ? { ...state.base.set } : {};
       setControls({ ...baseValues(), ...state.set }, true);
@@ -390,9 +403,18 @@
 
   function updateAbout() {
     const p = state.info.presets.find((x) => x.name === state.base.preset);
-    $('preset-about').textContent = state.base.toml != null
+    const about = $('preset-about');
+    about.textContent = state.base.toml != null
       ? `The sweep's base recipe (${state.base.label}) with the point's values.`
       : (p && p.about) || '';
+    // long descriptions are clamped to a few lines; the toggle shows the rest
+    about.classList.add('clamped');
+    requestAnimationFrame(() => {
+      const more = $('preset-about-more');
+      more.hidden = about.scrollHeight <= about.clientHeight + 1;
+      more.textContent = 'more';
+      more.setAttribute('aria-expanded', 'false');
+    });
   }
 
   // ------------------------------------------------------------------ generator: seed
