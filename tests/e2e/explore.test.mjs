@@ -218,6 +218,16 @@ test('the sweep view: a heatmap cell loads its point into the generator', async 
   await page.waitForFunction(() => document.querySelectorAll('#sweep-picks .pick').length === 3);
   await page.waitForFunction(() => document.querySelector('#sweep-picks button.pick img[src^="data:"]') !== null);
   await shot('sweep.png');
+  // by keyboard: arrow keys move between cells, Enter loads one
+  await target.focus();
+  await page.keyboard.press(Number(await target.getAttribute('data-cx')) > 0 ? 'ArrowLeft' : 'ArrowRight');
+  const label = await page.evaluate(() => document.activeElement.getAttribute('aria-label'));
+  const want2 = Number(/fill=([\d.]+)/.exec(label)[1]);
+  assert.notEqual(want2, want, `the arrow key moved to another fill (${label})`);
+  await page.keyboard.press('Enter');
+  await page.waitForFunction((w) => Math.abs(Number(document.getElementById('key-fill').value) - w) < 1e-9, want2);
+  want = want2;
+  await page.waitForFunction(() => document.querySelectorAll('#sweep-picks .pick').length === 3);
   // a pick opens its cave in the generator
   const pick = page.locator('#sweep-picks button.pick').first();
   const seed = await pick.getAttribute('data-seed');

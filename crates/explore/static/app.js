@@ -835,7 +835,8 @@
         const rect = svg('rect', {
           class: 'cell' + (has ? '' : ' pending') + (state.sweepSel === i ? ' sel' : ''),
           x: x + 1, y: y + 1, width: cw - 2, height: ch - 2, rx: 3,
-          fill: has ? ramp(t) : null, tabindex: 0, role: 'gridcell', 'data-point': i,
+          fill: has ? ramp(t) : null, tabindex: -1, role: 'gridcell', 'data-point': i,
+          'data-cx': cx, 'data-cy': cy,
           'aria-label': `${params}: ${colorName} ${has ? fmt(v) : 'not done'}`,
         }, svg('title', null, tip));
         rect.addEventListener('click', () => selectPoint(i));
@@ -857,6 +858,10 @@
       g.append(svg('text', { class: 'axis-name', x: L + (cw * xsv.length) / 2, y: H - 6, 'text-anchor': 'middle' }, xa.key));
     }
     if (ya) g.append(svg('text', { class: 'axis-name', x: 12, y: T + (ch * ysv.length) / 2, 'text-anchor': 'middle', transform: `rotate(-90 12 ${T + (ch * ysv.length) / 2})` }, ya.key));
+    // one tab stop for the whole map (the chosen cell, else the first); arrow keys move in it
+    const cells = [...g.querySelectorAll('rect.cell')];
+    const stop = cells.find((c) => +c.dataset.point === state.sweepSel) || cells[0];
+    if (stop) stop.setAttribute('tabindex', '0');
     $('legend-min').textContent = lo <= hi ? fmt(lo, 3) : '';
     $('legend-max').textContent = lo <= hi ? fmt(hi, 3) : '';
   }
@@ -949,7 +954,22 @@
     }
   }
 
+  function heatmapKeys(e) {
+    const dirs = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, 1], ArrowDown: [0, -1] };
+    const d = dirs[e.key];
+    const cur = e.target;
+    if (!d || !cur.classList || !cur.classList.contains('cell')) return;
+    e.preventDefault();
+    const cx = +cur.dataset.cx + d[0], cy = +cur.dataset.cy + d[1];
+    const next = $('heatmap').querySelector(`rect.cell[data-cx="${cx}"][data-cy="${cy}"]`);
+    if (!next) return;
+    cur.setAttribute('tabindex', '-1');
+    next.setAttribute('tabindex', '0');
+    next.focus();
+  }
+
   function initSweep() {
+    $('heatmap').addEventListener('keydown', heatmapKeys);
     $('sweep-open').addEventListener('click', () => showView('generator'));
     $('copy-sweep').addEventListener('click', () => copyText($('sweep-command').value, $('sweep-command'), $('sweep-status')));
   }
