@@ -22,4 +22,5 @@ pub use cavesweep_engine::{
     benchmark, command, error, failpoint, fanout, io, mapfile, render, reproduce, search, store,
     sweep,
 };
+pub use cavesweep_explore as explore;
 pub use cavesweep_report as report;

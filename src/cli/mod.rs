@@ -1,6 +1,7 @@
 //! Flag definitions (clap) and dispatch to one module per subcommand.
 
 mod bench;
+mod explore;
 mod presets;
 mod report;
 mod reproduce;
@@ -43,6 +44,9 @@ enum Command {
     Report(report::ReportArgs),
     /// Measure throughput per preset (1 thread, all threads, kernels, oracle) and write CSV.
     Bench(bench::BenchArgs),
+    /// The generator family live in a browser: a local page (URL printed) with the generator,
+    /// a sweep folder's heatmaps and seed search.
+    Explore(explore::ExploreArgs),
 }
 
 /// Flags that choose a recipe: shared by `run`, `sweep`, `search` and `bench`.
@@ -237,6 +241,7 @@ pub fn main() -> Result<ExitCode> {
         Command::Merge(a) => sweep::merge(a),
         Command::Report(a) => report::main(a),
         Command::Bench(a) => bench::main(a),
+        Command::Explore(a) => explore::main(a),
     };
     match result {
         // A closed pipe (`cavesweep presets | head -1`) is not an error.

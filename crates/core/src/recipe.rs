@@ -365,6 +365,55 @@ impl Recipe {
         Ok(())
     }
 
+    /// The recipe's current value of a `--set` key, written so that `set(key, value)` gives
+    /// this recipe back: what a tool shows in a control for the key (the explorer's form).
+    /// `None` for a key the recipe has no value for (`floor` of a Bernoulli fill; `steps`,
+    /// `rule` and the pass keys of a recipe without passes; passes that disagree on
+    /// `outside`, `border` or `update`) and for unknown keys.
+    pub fn value(&self, key: &str) -> Option<String> {
+        let last = self.passes.last();
+        let common = |f: fn(&Pass) -> String| {
+            let first = f(self.passes.first()?);
+            self.passes.iter().all(|p| f(p) == first).then_some(first)
+        };
+        Some(match key {
+            "rows" => self.rows.to_string(),
+            "cols" => self.cols.to_string(),
+            "fill" => match self.fill {
+                Fill::Bernoulli { p } => p.to_string(),
+                Fill::ExactFloor { .. } => return None,
+            },
+            "floor" => match self.fill {
+                Fill::ExactFloor { floor } => floor.to_string(),
+                Fill::Bernoulli { .. } => return None,
+            },
+            "steps" => last?.repeat.to_string(),
+            "rule" => last?.rule.to_string(),
+            "outside" => common(|p| p.outside.to_string())?,
+            "border" => common(|p| p.border.to_string())?,
+            "update" => common(|p| p.update.to_string())?,
+            "rng" => self.rng.to_string(),
+            "spawn" => self.spawn.to_string(),
+            "exit" => match self.exit {
+                Some(e) => e.to_string(),
+                None => "none".to_string(),
+            },
+            "connectivity" => self.connectivity.to_string(),
+            "post" => {
+                if self.post.is_empty() {
+                    "none".to_string()
+                } else {
+                    self.post
+                        .iter()
+                        .map(|s| s.to_string())
+                        .collect::<Vec<_>>()
+                        .join("+")
+                }
+            }
+            _ => return None,
+        })
+    }
+
     /// Apply a `KEY=VALUE` string (as given to `--set`).
     pub fn set_kv(&mut self, kv: &str) -> Result<(), RecipeError> {
         let (k, v) = kv
@@ -564,6 +613,52 @@ impl RecipeFile {
 
 #[cfg(test)]
 mod tests {
+    /// Every key's `value` set back gives the same recipe, for every preset and for
+    /// recipes changed by `set` (hex, LtL and von Neumann rules, post lists, points).
+    #[test]
+    fn value_round_trips_through_set() {
+        let mut recipes: Vec<Recipe> = crate::presets::NAMES
+            .iter()
+            .map(|n| crate::presets::preset(n).unwrap())
+            .collect();
+        let mut r = crate::presets::preset("classic-4-5").unwrap();
+        r.set_many([
+            ("rule", "B2/S34H"),
+            ("connectivity", "6"),
+            ("post", "remove-small 5+keep-largest"),
+            ("exit", "3,4"),
+            ("spawn", "10,11"),
+            ("fill", "0.4137"),
+        ])
+        .unwrap();
+        recipes.push(r);
+        let mut r = crate::presets::preset("chapter-strict").unwrap();
+        r.set_many([("rule", "R2,C0,M1,S8..12,B9..11,NM"), ("outside", "wrap")])
+            .unwrap();
+        recipes.push(r);
+        for r in recipes {
+            let mut shown = 0;
+            for key in KEYS {
+                let Some(v) = r.value(key) else { continue };
+                shown += 1;
+                let mut back = r.clone();
+                back.set(key, &v).unwrap();
+                assert_eq!(back, r, "{} {key}={v}", r.name);
+            }
+            assert!(shown >= 12, "{}: {shown} keys shown", r.name);
+        }
+        assert_eq!(
+            crate::presets::preset("nethack-mines")
+                .unwrap()
+                .value("fill"),
+            None
+        );
+        assert_eq!(
+            crate::presets::preset("roguebasin").unwrap().value("nope"),
+            None
+        );
+    }
+
     use super::*;
 
     #[test]

@@ -487,7 +487,7 @@
   async function loadCave() {
     const ctrl = new AbortController();
     state.caveCtrl = ctrl;
-    const body = { ...recipeFields(), seed: state.seed, scale: caveScale(), frames: true };
+    const body = { ...recipeFields(), seed: state.seed, scale: caveScale(), frames: true, frame_scale: 1 };
     const t0 = performance.now();
     try {
       const cave = await api('/api/cave', { body, signal: ctrl.signal, isHeavy: true });
@@ -536,6 +536,8 @@
     state.frameAtEnd = i === last;
     const src = pngUrl(state.frameAtEnd ? cave.png : frames[i].png);
     const img = $('cave');
+    // Frames come at one pixel per cell (cheap to encode); the style draws every picture at
+    // the box's width, pixelated, so they show at the cave picture's size.
     if (img.getAttribute('src') !== src) img.src = src;
     const label = frames.length ? frames[i].label : '';
     $('frame-label').textContent = state.frameAtEnd ? (label ? `${label} (final)` : 'final') : label;

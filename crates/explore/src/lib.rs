@@ -1,0 +1,491 @@
+//! cavesweep-explore: `cavesweep explore`, the generator family live in a browser.
+//!
+//! A local HTTP server (axum on tokio) serving one page, compiled into the binary, and a JSON
+//! API over the library (`docs/explore-api.md` is the contract): a cave with its picture,
+//! metrics, trajectory and per-step frames; thumbnails; downloads in the library's map formats;
+//! a sweep folder's grid points (read only, through the report's model); seed search streamed
+//! as it runs.
+//!
+//! It runs code on request, so every request is checked before any work (`guard.rs`): the
+//! `Host` header must name the bound address (a DNS-rebinding page cannot reach it), `/` and
+//! the API need the per-run token, cross-origin requests are refused. Every request's work is
+//! bounded ([`cave::Limits`], a time limit), at most [`HEAVY_AT_ONCE`] heavy requests run at
+//! once (a tab left open cannot take the machine), bodies are capped, and no request names a
+//! file: the only folder read is the one given on the command line.
+
+#![warn(missing_docs)]
+
+pub mod cave;
+mod guard;
+pub mod search;
+pub mod sweep;
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{DefaultBodyLimit, Query, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::{Value, json};
+use tokio::sync::Semaphore;
+
+use cave::Limits;
+
+/// At most this many heavy requests (caves, thumbnails, exports, searches) run at once; more
+/// get `429` at once rather than a queue that grows while a tab keeps asking.
+pub const HEAVY_AT_ONCE: usize = 2;
+
+/// Time limit of one cave, thumbnails or export request.
+pub const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Time limit of one search (it streams; it is stopped, its last line says so).
+pub const SEARCH_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Largest request body.
+pub const MAX_BODY: usize = 64 << 10;
+
+/// An API error: the status and the one-line message the page shows, with the recipe key or
+/// request field at fault and, for a query, the 1-based column.
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    /// HTTP status.
+    pub status: StatusCode,
+    /// One line.
+    pub message: String,
+    /// The key or field at fault.
+    pub key: Option<String>,
+    /// The column of a query error.
+    pub at: Option<usize>,
+}
+
+impl ApiError {
+    /// A `400`.
+    pub fn bad(message: impl Into<String>) -> ApiError {
+        ApiError {
+            status: StatusCode::BAD_REQUEST,
+            message: message.into(),
+            key: None,
+            at: None,
+        }
+    }
+
+    /// A `500` (a picture that would not encode: a bug, said in one line).
+    pub fn internal(message: impl Into<String>) -> ApiError {
+        ApiError {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            message: message.into(),
+            key: None,
+            at: None,
+        }
+    }
+
+    /// Another status.
+    pub fn status(status: StatusCode, message: impl Into<String>) -> ApiError {
+        ApiError {
+            status,
+            message: message.into(),
+            key: None,
+            at: None,
+        }
+    }
+
+    /// Name the key or field at fault.
+    pub fn field(mut self, key: &str) -> ApiError {
+        self.key = Some(key.to_string());
+        self
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = json!({"error": self.message, "key": self.key, "at": self.at});
+        (self.status, axum::Json(body)).into_response()
+    }
+}
+
+/// How to run the explorer.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Address to bind (default 127.0.0.1).
+    pub bind: IpAddr,
+    /// Port (0: any free port).
+    pub port: u16,
+    /// The sweep folder to explore, if any.
+    pub sweep: Option<PathBuf>,
+    /// Threads a search uses.
+    pub threads: usize,
+}
+
+/// Why the explorer could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ExploreError {
+    /// The address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The runtime or the server failed.
+    #[error("explore: {0}")]
+    Io(#[from] std::io::Error),
+    /// The sweep folder cannot be read.
+    #[error("{0}")]
+    Sweep(String),
+    /// No randomness for the token.
+    #[error("cannot draw a token: {0}")]
+    Token(String),
+}
+
+/// Shared by every request.
+struct App {
+    token: String,
+    /// `Host` values accepted.
+    hosts: Vec<String>,
+    /// Origins accepted in an `Origin` header.
+    origins: Vec<String>,
+    sweep: Option<PathBuf>,
+    limits: Limits,
+    heavy: Arc<Semaphore>,
+    threads: usize,
+}
+
+/// A server bound and ready: its URL (with the token) is known before it serves.
+pub struct Server {
+    listener: tokio::net::TcpListener,
+    runtime: tokio::runtime::Runtime,
+    app: Arc<App>,
+    url: String,
+}
+
+impl Server {
+    /// Bind the address and draw the token. A sweep folder is read once here, so a folder
+    /// that is not a sweep is refused before anything is served.
+    pub fn bind(opts: &Options) -> Result<Server, ExploreError> {
+        if let Some(dir) = &opts.sweep {
+            cavesweep_report::model::load(dir).map_err(|e| ExploreError::Sweep(e.to_string()))?;
+        }
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .max_blocking_threads(HEAVY_AT_ONCE + 2)
+            .enable_all()
+            .build()?;
+        let addr = SocketAddr::new(opts.bind, opts.port);
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind(addr))
+            .map_err(|source| ExploreError::Bind { addr, source })?;
+        let local = listener.local_addr()?;
+        let mut raw = [0u8; 16];
+        getrandom::fill(&mut raw).map_err(|e| ExploreError::Token(e.to_string()))?;
+        let token: String = raw.iter().map(|b| format!("{b:02x}")).collect();
+        let port = local.port();
+        let host = match local.ip() {
+            IpAddr::V6(ip) => format!("[{ip}]"),
+            IpAddr::V4(ip) => ip.to_string(),
+        };
+        let mut hosts = vec![format!("{host}:{port}")];
+        if local.ip().is_loopback() {
+            for h in ["127.0.0.1", "localhost", "[::1]"] {
+                let h = format!("{h}:{port}");
+                if !hosts.contains(&h) {
+                    hosts.push(h);
+                }
+            }
+        }
+        let origins = hosts.iter().map(|h| format!("http://{h}")).collect();
+        let url = format!("http://{host}:{port}/?token={token}");
+        Ok(Server {
+            listener,
+            runtime,
+            app: Arc::new(App {
+                token,
+                hosts,
+                origins,
+                sweep: opts.sweep.clone(),
+                limits: Limits::DEFAULT,
+                heavy: Arc::new(Semaphore::new(HEAVY_AT_ONCE)),
+                threads: opts.threads.max(1),
+            }),
+            url,
+        })
+    }
+
+    /// The page's URL, token included.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Serve until `stop` is raised (checked ten times a second: Ctrl-C's handler raises it).
+    pub fn serve(self, stop: Arc<AtomicBool>) -> Result<(), ExploreError> {
+        let router = router(self.app);
+        let listener = self.listener;
+        self.runtime.block_on(async move {
+            let shutdown = async move {
+                while !stop.load(Ordering::Relaxed) {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            };
+            axum::serve(listener, router)
+                .with_graceful_shutdown(shutdown)
+                .await
+        })?;
+        // Searches still streaming are stopped by their closed connections; do not wait.
+        self.runtime.shutdown_timeout(Duration::from_millis(500));
+        Ok(())
+    }
+}
+
+fn router(app: Arc<App>) -> Router {
+    Router::new()
+        .route("/", get(page))
+        .route("/app.js", get(script))
+        .route("/app.css", get(style))
+        .route("/api/info", get(info))
+        .route("/api/cave", post(cave_handler))
+        .route("/api/thumbs", post(thumbs_handler))
+        .route("/api/export", post(export_handler))
+        .route("/api/sweep", get(sweep_handler))
+        .route("/api/sweep/picks", get(picks_handler))
+        .route("/api/search", post(search_handler))
+        .fallback(not_found)
+        .layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            guard::check,
+        ))
+        .layer(DefaultBodyLimit::max(MAX_BODY))
+        .with_state(app)
+}
+
+/// The page, its script and style, compiled in: no file is read to serve them.
+const INDEX_HTML: &str = include_str!("../static/index.html");
+const APP_JS: &str = include_str!("../static/app.js");
+const APP_CSS: &str = include_str!("../static/app.css");
+
+fn asset(body: &'static str, mime: &'static str) -> Response {
+    let mut r = Response::new(Body::from(body));
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(mime));
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
+}
+
+async fn page() -> Response {
+    asset(INDEX_HTML, "text/html; charset=utf-8")
+}
+
+async fn script() -> Response {
+    asset(APP_JS, "text/javascript; charset=utf-8")
+}
+
+async fn style() -> Response {
+    asset(APP_CSS, "text/css; charset=utf-8")
+}
+
+async fn not_found() -> ApiError {
+    ApiError::status(StatusCode::NOT_FOUND, "no such page or API endpoint")
+}
+
+async fn info(State(app): State<Arc<App>>) -> axum::Json<Value> {
+    let presets: Vec<Value> = cavesweep_core::presets::NAMES
+        .iter()
+        .map(|n| {
+            let r = cavesweep_core::presets::preset(n).expect("presets load");
+            let values: serde_json::Map<String, Value> = cavesweep_core::recipe::KEYS
+                .iter()
+                .filter_map(|k| r.value(k).map(|v| (k.to_string(), Value::from(v))))
+                .collect();
+            json!({"name": n, "about": r.about, "values": values})
+        })
+        .collect();
+    let sweep = app.sweep.as_ref().map(|d| {
+        json!({"dir": d.file_name().map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| d.display().to_string())})
+    });
+    axum::Json(json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "keys": cavesweep_core::recipe::KEYS,
+        "metrics": cavesweep_core::measure::Metric::ALL.iter().map(|m| m.name()).collect::<Vec<_>>(),
+        "presets": presets,
+        "limits": app.limits.json(TIMEOUT.as_millis() as u64, SEARCH_TIMEOUT.as_millis() as u64, HEAVY_AT_ONCE),
+        "sweep": sweep,
+    }))
+}
+
+/// A JSON body, with serde's message as the one-line error.
+fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    serde_json::from_slice(body).map_err(|e| ApiError::bad(format!("request body: {e}")))
+}
+
+/// Run heavy, bounded work off the async threads: a permit (or `429`), then the time limit
+/// (`503`; the work itself is bounded by the limits, so it ends soon after).
+async fn heavy<T: Send + 'static>(
+    app: &Arc<App>,
+    work: impl FnOnce(&Limits) -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    let permit = app.heavy.clone().try_acquire_owned().map_err(|_| {
+        ApiError::status(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!("{HEAVY_AT_ONCE} requests are already running; try again when one ends"),
+        )
+    })?;
+    let limits = app.limits;
+    let job = tokio::task::spawn_blocking(move || {
+        let out = work(&limits);
+        drop(permit);
+        out
+    });
+    match tokio::time::timeout(TIMEOUT, job).await {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => Err(ApiError::internal(format!(
+            "the request's work failed: {e}"
+        ))),
+        Err(_) => Err(ApiError::status(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("the request took over {} s", TIMEOUT.as_secs()),
+        )),
+    }
+}
+
+fn json_response(v: Value) -> Response {
+    axum::Json(v).into_response()
+}
+
+async fn cave_handler(State(app): State<Arc<App>>, body: axum::body::Bytes) -> Response {
+    let r = async {
+        let req: cave::CaveReq = parse(&body)?;
+        heavy(&app, move |l| cave::cave(&req, l)).await
+    };
+    match r.await {
+        Ok(v) => json_response(v),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn thumbs_handler(State(app): State<Arc<App>>, body: axum::body::Bytes) -> Response {
+    let r = async {
+        let req: cave::ThumbsReq = parse(&body)?;
+        heavy(&app, move |l| cave::thumbs(&req, l)).await
+    };
+    match r.await {
+        Ok(v) => json_response(v),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn export_handler(State(app): State<Arc<App>>, body: axum::body::Bytes) -> Response {
+    let r = async {
+        let req: cave::ExportReq = parse(&body)?;
+        heavy(&app, move |l| cave::export(&req, l)).await
+    };
+    match r.await {
+        Ok(d) => {
+            let mut resp = Response::new(Body::from(d.bytes));
+            let h = resp.headers_mut();
+            h.insert(header::CONTENT_TYPE, HeaderValue::from_static(d.mime));
+            // The name is letters, digits, '-', '_' and '.' only (cave::sanitize).
+            if let Ok(v) = HeaderValue::from_str(&format!("attachment; filename=\"{}\"", d.name)) {
+                h.insert(header::CONTENT_DISPOSITION, v);
+            }
+            resp
+        }
+        Err(e) => e.into_response(),
+    }
+}
+
+fn sweep_dir(app: &App) -> Result<PathBuf, ApiError> {
+    app.sweep.clone().ok_or_else(|| {
+        ApiError::status(
+            StatusCode::NOT_FOUND,
+            "no sweep folder: start `cavesweep explore SWEEP_DIR`",
+        )
+    })
+}
+
+async fn sweep_handler(State(app): State<Arc<App>>) -> Response {
+    let r = async {
+        let dir = sweep_dir(&app)?;
+        heavy(&app, move |_| sweep::sweep(&dir)).await
+    };
+    match r.await {
+        Ok(v) => json_response(v),
+        Err(e) => e.into_response(),
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct PicksQuery {
+    point: usize,
+}
+
+async fn picks_handler(
+    State(app): State<Arc<App>>,
+    q: Result<Query<PicksQuery>, axum::extract::rejection::QueryRejection>,
+) -> Response {
+    let r = async {
+        let Query(q) = q.map_err(|e| ApiError::bad(e.body_text()).field("point"))?;
+        let dir = sweep_dir(&app)?;
+        heavy(&app, move |_| sweep::picks(&dir, q.point)).await
+    };
+    match r.await {
+        Ok(v) => json_response(v),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn search_handler(State(app): State<Arc<App>>, body: axum::body::Bytes) -> Response {
+    let prepared = async {
+        let req: search::SearchReq = parse(&body)?;
+        let limits = app.limits;
+        let p = search::prepare(&req, &limits)?;
+        let permit = app.heavy.clone().try_acquire_owned().map_err(|_| {
+            ApiError::status(
+                StatusCode::TOO_MANY_REQUESTS,
+                format!("{HEAVY_AT_ONCE} requests are already running; try again when one ends"),
+            )
+        })?;
+        Ok::<_, ApiError>((p, permit))
+    };
+    let (p, permit) = match prepared.await {
+        Ok(x) => x,
+        Err(e) => return e.into_response(),
+    };
+    let (tx, rx) = tokio::sync::mpsc::channel::<String>(256);
+    let stop = Arc::new(AtomicBool::new(false));
+    let threads = app.threads;
+    {
+        let stop = stop.clone();
+        tokio::task::spawn_blocking(move || {
+            search::run(p, tx, stop, threads);
+            drop(permit);
+        });
+    }
+    {
+        // The time limit: the search stops at its next chunk and says so in its last line.
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(SEARCH_TIMEOUT).await;
+            stop.store(true, Ordering::Relaxed);
+        });
+    }
+    let stream = tokio_stream::wrappers::ReceiverStream::new(rx);
+    let body = Body::from_stream(tokio_stream::StreamExt::map(stream, |s| {
+        Ok::<_, std::convert::Infallible>(s)
+    }));
+    let mut resp = Response::new(body);
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/x-ndjson"),
+    );
+    resp
+}
+
+#[cfg(test)]
+mod tests;
