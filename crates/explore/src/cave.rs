@@ -207,8 +207,14 @@ fn scale(s: Option<usize>, default: usize, r: &Recipe, limits: &Limits) -> Resul
     Ok(s)
 }
 
+/// The picture `run --png` writes (the shown cave and the PNG download: the same bytes).
 fn picture(g: &Grid, s: usize, marks: &Marks) -> Result<Vec<u8>, ApiError> {
     render::png_bytes(g, s, marks).map_err(|e| ApiError::internal(e.to_string()))
+}
+
+/// A picture for the screen only (frames, thumbnails): the same pixels, faster compression.
+fn preview(g: &Grid, s: usize, marks: &Marks) -> Result<Vec<u8>, ApiError> {
+    render::preview_png(g, s, marks).map_err(|e| ApiError::internal(e.to_string()))
 }
 
 /// `/api/cave`'s request.
@@ -330,7 +336,7 @@ fn frames(
         .map_err(|e| ApiError::bad(e.to_string()))?
         .clone();
     let frame = |label: String, g: &Grid| -> Result<Value, ApiError> {
-        Ok(json!({"label": label, "png": b64(&picture(g, s, marks)?)}))
+        Ok(json!({"label": label, "png": b64(&preview(g, s, marks)?)}))
     };
     out.push(frame("fill".into(), &g)?);
     let mut stepper = Stepper::new();
@@ -398,7 +404,7 @@ pub fn thumbs(req: &ThumbsReq, limits: &Limits) -> Result<Value, ApiError> {
             .map_err(|e| ApiError::bad(e.to_string()))?;
         out.push(json!({
             "seed": seed,
-            "png": b64(&picture(cave.grid, s, &marks)?),
+            "png": b64(&preview(cave.grid, s, &marks)?),
             "floor_fraction": num(cave.values[Metric::FloorFraction.index()]),
             "components": num(cave.values[Metric::Components.index()]),
         }));
