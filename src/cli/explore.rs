@@ -48,6 +48,7 @@ pub fn main(a: ExploreArgs) -> Result<()> {
         port: a.port,
         sweep: a.sweep.clone(),
         threads,
+        header_timeout: cavesweep::explore::HEADER_TIMEOUT,
     })
     .context("explore")?;
     let url = server.url().to_string();

@@ -120,6 +120,8 @@ pub struct Options {
     pub sweep: Option<PathBuf>,
     /// Threads a search uses.
     pub threads: usize,
+    /// Time a client has to send a request's headers ([`HEADER_TIMEOUT`]).
+    pub header_timeout: Duration,
 }
 
 /// Why the explorer could not run.
@@ -152,6 +154,7 @@ struct App {
     /// Origins accepted in an `Origin` header.
     origins: Vec<String>,
     sweep: Option<PathBuf>,
+    header_timeout: Duration,
     limits: Limits,
     heavy: Arc<Semaphore>,
     threads: usize,
@@ -209,6 +212,7 @@ impl Server {
                 hosts,
                 origins,
                 sweep: opts.sweep.clone(),
+                header_timeout: opts.header_timeout,
                 limits: Limits::DEFAULT,
                 heavy: Arc::new(Semaphore::new(HEAVY_AT_ONCE)),
                 threads: opts.threads.max(1),
@@ -223,24 +227,63 @@ impl Server {
     }
 
     /// Serve until `stop` is raised (checked ten times a second: Ctrl-C's handler raises it).
+    ///
+    /// The accept loop is ours rather than `axum::serve`'s for two limits it does not set: a
+    /// request's headers must arrive within [`Options::header_timeout`] (a connection that sends nothing
+    /// is closed, not kept forever), and at most [`MAX_CONNECTIONS`] connections are open (the
+    /// others wait in the kernel's backlog).
     pub fn serve(self, stop: Arc<AtomicBool>) -> Result<(), ExploreError> {
+        let header_timeout = self.app.header_timeout;
         let router = router(self.app);
         let listener = self.listener;
         self.runtime.block_on(async move {
-            let shutdown = async move {
-                while !stop.load(Ordering::Relaxed) {
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-            };
-            axum::serve(listener, router)
-                .with_graceful_shutdown(shutdown)
-                .await
-        })?;
+            let open = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+            loop {
+                let permit = tokio::select! {
+                    p = open.clone().acquire_owned() => p.expect("the semaphore is never closed"),
+                    _ = stopped(&stop) => break,
+                };
+                let (stream, _) = tokio::select! {
+                    r = listener.accept() => match r {
+                        Ok(c) => c,
+                        // Out of descriptors or a connection reset before accept: keep serving.
+                        Err(_) => {
+                            tokio::time::sleep(Duration::from_millis(50)).await;
+                            continue;
+                        }
+                    },
+                    _ = stopped(&stop) => break,
+                };
+                let service = hyper_util::service::TowerToHyperService::new(router.clone());
+                tokio::spawn(async move {
+                    let mut b = hyper::server::conn::http1::Builder::new();
+                    b.timer(hyper_util::rt::TokioTimer::new())
+                        .header_read_timeout(header_timeout);
+                    let io = hyper_util::rt::TokioIo::new(stream);
+                    // A client gone mid-request is not the server's error.
+                    let _ = b.serve_connection(io, service).await;
+                    drop(permit);
+                });
+            }
+        });
         // Searches still streaming are stopped by their closed connections; do not wait.
         self.runtime.shutdown_timeout(Duration::from_millis(500));
         Ok(())
     }
 }
+
+/// Resolves once `stop` is raised.
+async fn stopped(stop: &AtomicBool) {
+    while !stop.load(Ordering::Relaxed) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Time a client has to send a request's headers.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Most connections open at once.
+pub const MAX_CONNECTIONS: usize = 64;
 
 fn router(app: Arc<App>) -> Router {
     Router::new()

@@ -35,6 +35,7 @@ fn start(sweep: Option<PathBuf>) -> Running {
         port: 0,
         sweep,
         threads: 1,
+        header_timeout: Duration::from_secs(1),
     })
     .unwrap();
     let url = server.url().to_string();
@@ -263,6 +264,31 @@ fn host_token_and_origin_are_checked_before_anything() {
     ] {
         assert_eq!(s.get(path).status, 404, "{path}");
     }
+}
+
+#[test]
+fn a_client_that_sends_no_headers_is_dropped() {
+    let s = start(None);
+    // Half a request line, then nothing: closed after the header time limit (1 s here).
+    let mut c = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    c.write_all(b"GET /api/info HTTP/1.1\r\nHost: ").unwrap();
+    let t = std::time::Instant::now();
+    let mut buf = Vec::new();
+    let _ = c.read_to_end(&mut buf);
+    assert!(
+        t.elapsed() < Duration::from_secs(10),
+        "still open after {:?}",
+        t.elapsed()
+    );
+    // More connections than the cap wait, then are served once others close.
+    let idle: Vec<TcpStream> = (0..MAX_CONNECTIONS)
+        .map(|_| TcpStream::connect(("127.0.0.1", s.port)).unwrap())
+        .collect();
+    let t = std::time::Instant::now();
+    assert_eq!(s.get("/api/info").status, 200);
+    assert!(t.elapsed() < Duration::from_secs(10));
+    drop(idle);
 }
 
 #[test]
@@ -602,6 +628,7 @@ fn a_sweep_folder_is_read_not_written() {
         port: 0,
         sweep: Some(dir.path().to_path_buf()),
         threads: 1,
+        header_timeout: HEADER_TIMEOUT,
     }) else {
         panic!("accepted a folder without a manifest")
     };
