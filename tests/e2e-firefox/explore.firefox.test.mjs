@@ -178,7 +178,7 @@ test('the page loads: a cave, its metrics, timing and 16 thumbnails', async () =
     await page.goto(serverUrl, { waitUntil: 'load' });
   }
   await caveReady();
-  await until(() => document.querySelectorAll('#thumbs .thumb img').length === 16);
+  await until(() => document.querySelectorAll('#thumbs .thumb img').length === 16 && !document.getElementById('thumbs').hasAttribute('aria-busy'));
   // every thumbnail decoded (a broken data: URL would leave naturalWidth 0)
   await until(() => [...document.querySelectorAll('#thumbs .thumb img')].every((i) => i.complete && i.naturalWidth > 0));
   assert.ok(await page.$eval('#cave', (i) => i.complete && i.naturalWidth > 0), 'the cave image decodes');
@@ -241,7 +241,7 @@ test('[ and ] step the seed; a thumbnail selects its seed', async () => {
   assert.equal(BigInt(await value('#seed')), seed0 + 1n);
   await page.keyboard.press('[');
   assert.equal(BigInt(await value('#seed')), seed0);
-  await until(() => document.querySelectorAll('#thumbs .thumb img').length === 16);
+  await until(() => document.querySelectorAll('#thumbs .thumb img').length === 16 && !document.getElementById('thumbs').hasAttribute('aria-busy'));
   const thumbs = await page.$$('#thumbs .thumb');
   const seed = await thumbs[3].evaluate((t) => t.getAttribute('data-seed'));
   const before = await attr('#cave', 'src');
@@ -261,7 +261,7 @@ test('a bad rule shows the server\'s error under the rule field', async () => {
   await typeInto('#key-rule', good);
   await until(() => document.getElementById('rule-error').textContent === '');
   await caveReady();
-  await until(() => document.querySelectorAll('#thumbs .thumb img').length === 16);
+  await until(() => document.querySelectorAll('#thumbs .thumb img').length === 16 && !document.getElementById('thumbs').hasAttribute('aria-busy'));
   await shot('generator.png');
 });
 

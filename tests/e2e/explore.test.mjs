@@ -116,7 +116,7 @@ after(async () => {
 test('the page loads: a cave, its metrics, timing and 16 thumbnails', async () => {
   await page.goto(serverUrl);
   await page.waitForFunction(() => (document.getElementById('cave').getAttribute('src') || '').startsWith('data:image/png;base64,'));
-  await page.waitForFunction(() => document.querySelectorAll('#thumbs .thumb img').length === 16);
+  await page.waitForFunction(() => document.querySelectorAll('#thumbs .thumb img').length === 16 && !document.getElementById('thumbs').hasAttribute('aria-busy'));
   const timing = await page.locator('#timing').textContent();
   assert.match(timing, /server .+ round trip [\d.]+ ms/);
   console.log(`timing (first cave): ${timing}`);
@@ -160,7 +160,7 @@ test('[ and ] step the seed; a thumbnail selects its seed', async () => {
   assert.equal(BigInt(await page.locator('#seed').inputValue()), seed0 + 1n);
   await page.keyboard.press('[');
   assert.equal(BigInt(await page.locator('#seed').inputValue()), seed0);
-  await page.waitForFunction(() => document.querySelectorAll('#thumbs .thumb').length === 16);
+  await page.waitForFunction(() => document.querySelectorAll('#thumbs .thumb').length === 16 && !document.getElementById('thumbs').hasAttribute('aria-busy'));
   const thumb = page.locator('#thumbs .thumb').nth(3);
   const seed = await thumb.getAttribute('data-seed');
   const before = await attr('#cave', 'src');
@@ -181,7 +181,7 @@ test('a bad rule shows the server\'s error under the rule field', async () => {
   await rule.fill(good);
   await page.waitForFunction(() => document.getElementById('rule-error').textContent === '');
   await page.waitForFunction(() => !document.getElementById('cave').classList.contains('stale'));
-  await page.waitForFunction(() => document.querySelectorAll('#thumbs .thumb img').length === 16);
+  await page.waitForFunction(() => document.querySelectorAll('#thumbs .thumb img').length === 16 && !document.getElementById('thumbs').hasAttribute('aria-busy'));
   await shot('generator.png');
 });
 

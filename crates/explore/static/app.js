@@ -475,32 +475,46 @@
     return Math.max(1, s);
   }
 
-  /** Redraw on the next animation frame; a newer change cancels the request in flight. */
+  /**
+   * Redraw now: one cave request at a time, the latest change wins. A change while a request
+   * is in flight marks the cave dirty, and the answer's arrival sends the newest state at once
+   * (no waiting for an animation frame, no pile of aborted requests on the server). The
+   * thumbnails wait until the changes pause, so they never delay the cave.
+   */
   function schedule() {
-    if (state.caveCtrl) state.caveCtrl.abort();
+    state.caveDirty = true;
+    // The strip shows the previous seeds' caves until the new ones arrive (screen readers and
+    // tests wait for aria-busy to go).
+    $('thumbs').setAttribute('aria-busy', 'true');
     if (state.thumbsCtrl) state.thumbsCtrl.abort();
-    state.caveCtrl = null;
-    if (state.raf) cancelAnimationFrame(state.raf);
-    state.raf = requestAnimationFrame(() => { state.raf = 0; loadCave(); });
+    state.thumbsCtrl = null;
+    clearTimeout(state.thumbsTimer);
+    if (!state.caveBusy) loadCave();
   }
 
   async function loadCave() {
+    state.caveBusy = true;
+    state.caveDirty = false;
     const ctrl = new AbortController();
     state.caveCtrl = ctrl;
     const body = { ...recipeFields(), seed: state.seed, scale: caveScale(), frames: true, frame_scale: 1 };
     const t0 = performance.now();
+    let ok = false;
     try {
       const cave = await api('/api/cave', { body, signal: ctrl.signal, isHeavy: true });
       const rtt = performance.now() - t0;
-      if (state.caveCtrl !== ctrl) return;
-      state.caveCtrl = null;
-      clearKeyErrors();
-      renderCave(cave, rtt);
-      loadThumbs();
+      if (!state.caveDirty) {
+        clearKeyErrors();
+        renderCave(cave, rtt);
+        ok = true;
+      }
     } catch (e) {
-      if (isAbort(e) || state.caveCtrl !== ctrl) return;
+      if (!isAbort(e) && !state.caveDirty) showRecipeError(e);
+    } finally {
       state.caveCtrl = null;
-      showRecipeError(e);
+      state.caveBusy = false;
+      if (state.caveDirty) loadCave();
+      else if (ok) state.thumbsTimer = setTimeout(loadThumbs, 150);
     }
   }
 
@@ -602,8 +616,12 @@
       });
       if (state.thumbsCtrl !== ctrl) return;
       renderThumbs(res.thumbs || [], first);
+      $('thumbs').removeAttribute('aria-busy');
     } catch (e) {
-      if (!isAbort(e)) $('thumbs').textContent = `thumbnails: ${e.message}`;
+      if (!isAbort(e)) {
+        $('thumbs').textContent = `thumbnails: ${e.message}`;
+        $('thumbs').removeAttribute('aria-busy');
+      }
     }
   }
 
