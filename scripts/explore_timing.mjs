@@ -52,7 +52,7 @@ try {
   await page.selectOption('#preset', PRESET);
   await page.waitForFunction(() => /round trip/.test(document.getElementById('timing').textContent));
   await page.waitForTimeout(500);
-  const onscreen = [], pserver = [], prtt = [];
+  const onscreen = [], loaded = [], pserver = [], prtt = [];
   for (let i = 0; i < N; i++) {
     const r = await page.evaluate(async () => {
       const img = document.getElementById('cave');
@@ -65,13 +65,15 @@ try {
       return { ms: performance.now() - t0, loadMs: t1 - t0, timing: document.getElementById('timing').textContent };
     });
     onscreen.push(r.ms);
+    loaded.push(r.loadMs);
     const m = /server ([\d.]+) (ms|µs|us).*round trip ([\d.]+) ms/.exec(r.timing);
     if (m) { pserver.push(m[2] === 'ms' ? +m[1] : +m[1] / 1000); prtt.push(+m[3]); }
     await page.waitForTimeout(30); // let the thumbnails' request finish, as between a person's key presses
   }
   show('page: server time (from its timing line)', pserver);
   show('page: fetch round trip (from its timing line)', prtt);
-  show('page: key press -> new cave painted', onscreen);
+  show('page: key press -> new picture decoded', loaded);
+  show('page: key press -> next frame after it', onscreen);
   await browser.close();
 } finally {
   child.kill('SIGINT');

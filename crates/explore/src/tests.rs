@@ -635,6 +635,43 @@ fn a_sweep_folder_is_read_not_written() {
     assert!(matches!(e, ExploreError::Sweep(_)), "{e}");
 }
 
+#[test]
+fn an_unfinished_sweep_shows_the_points_done_so_far() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("part");
+    let plan = cavesweep_engine::sweep::Plan::new(cavesweep_engine::sweep::SweepSpec {
+        base: cavesweep_core::presets::preset("chapter-strict").unwrap(),
+        varies: vec!["fill=0.40,0.42,0.44,0.46,0.48,0.50".parse().unwrap()],
+        seeds: 0..4000,
+        gate: "components<=3".parse().unwrap(),
+        metrics: "components".parse().unwrap(),
+        per_seed: cavesweep_engine::sweep::PerSeed::None,
+        chunk: Some(1000),
+    })
+    .unwrap();
+    // Stopped after its first chunks (as Ctrl-C stops it): a folder a sweep will resume.
+    let stop = AtomicBool::new(false);
+    let opts = cavesweep_engine::sweep::RunOptions {
+        shard: cavesweep_engine::sweep::Shard::WHOLE,
+        threads: 1,
+        force: false,
+        command: "test",
+        stop: &stop,
+    };
+    let _ = cavesweep_engine::sweep::run(&plan, &out, &opts, &mut |done, _| {
+        if done >= 4000 {
+            stop.store(true, Ordering::Relaxed);
+        }
+    });
+    let s = start(Some(out.clone()));
+    let v = s.get("/api/sweep").json();
+    assert_eq!(v["complete"], false, "{v}");
+    let points = v["points"].as_array().unwrap();
+    assert_eq!(points.len(), 6);
+    let done = points.iter().filter(|p| p["done"] == true).count();
+    assert!(done < 6, "{done} points done of a stopped sweep");
+}
+
 /// A base64 PNG's width, height and RGB pixels, decoded by the png crate.
 fn pixels(b64: &str) -> (u32, u32, Vec<u8>) {
     let bytes = base64::engine::general_purpose::STANDARD
