@@ -282,6 +282,10 @@ fn run(
             }
         }
         Outcome::Interrupted => {
+            if let Some(f) = file {
+                // A Parquet file gets its footer, as on the command line.
+                f.end_interrupted().map_err(out_error)?;
+            }
             // Stopped by something other than a Python exception (nothing raises `stop` else).
             return Err(PyRuntimeError::new_err("search stopped early"));
         }

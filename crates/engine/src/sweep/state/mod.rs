@@ -22,7 +22,6 @@
 //! still running, for a report).
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::ops::{ControlFlow, Range};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -37,7 +36,7 @@ use super::stats::PointStats;
 use super::{Outcome, PerSeed, Plan, RunOptions, Shard, SweepError, SweepSummary};
 use crate::failpoint;
 use crate::fanout;
-use crate::store::files::{self, FileRecord, Output};
+use crate::store::files::{self, FileRecord};
 use crate::store::{Identity, PointRecord, RangeSet, SideWriter, Store};
 
 mod absorb;
@@ -50,14 +49,22 @@ use checkpoint::Background;
 use finish::Stream;
 pub use read::{Provisional, provisional};
 
-/// The final files of a sweep folder (`seeds.csv` only with `--per-seed all|kept`).
-pub const OUTPUTS: [&str; 5] = [
+/// The final files a sweep folder can hold: each table as CSV and as Parquet (per
+/// `--format`; `seeds.*` only with `--per-seed all|kept`), and the manifest. [`Plan::outputs`]
+/// says which ones a given sweep writes.
+pub const OUTPUTS: [&str; 9] = [
     "summary.csv",
     "trajectory.csv",
     "components.csv",
     "seeds.csv",
+    "summary.parquet",
+    "trajectory.parquet",
+    "components.parquet",
+    "seeds.parquet",
     "manifest.json",
 ];
+/// The tables of a sweep folder, by stem, in the order their files are written.
+pub const TABLES: [&str; 4] = ["summary", "trajectory", "components", "seeds"];
 /// Minimum time between checkpoints.
 const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
 /// Grid points formatted per batch by the final assembly.
