@@ -445,6 +445,11 @@ impl Table {
         })
     }
 
+    /// Whether the table was read from a Parquet file (as the CSV it stands for).
+    fn is_parquet(&self) -> bool {
+        self.path.extension().is_some_and(|e| e == "parquet")
+    }
+
     fn err(&self, line: u64, msg: impl std::fmt::Display) -> ReportError {
         ReportError::Input(format!("{} line {line}: {msg}", self.path.display()))
     }
@@ -576,7 +581,11 @@ fn read_csvs(s: &mut Sweep, tables: &Tables) -> Result<(), ReportError> {
     let np = s.axes.len();
     if let Some(mut t) = tables.open("summary.csv")? {
         t.check_params(&s.axes)?;
-        s.found.push("summary.csv");
+        s.found.push(if t.is_parquet() {
+            "summary.parquet"
+        } else {
+            "summary.csv"
+        });
         let seeds = t.col("seeds")?;
         let passed = t.col("passed")?;
         s.gates.clear();
@@ -648,7 +657,11 @@ fn read_csvs(s: &mut Sweep, tables: &Tables) -> Result<(), ReportError> {
     }
     if let Some(mut t) = tables.open("trajectory.csv")? {
         t.check_params(&s.axes)?;
-        s.found.push("trajectory.csv");
+        s.found.push(if t.is_parquet() {
+            "trajectory.parquet"
+        } else {
+            "trajectory.csv"
+        });
         let step = t.col("step")?;
         let cols = STATS.map(|st| t.cols.get(st).copied());
         let points = &mut s.points;
@@ -667,7 +680,11 @@ fn read_csvs(s: &mut Sweep, tables: &Tables) -> Result<(), ReportError> {
     }
     if let Some(mut t) = tables.open("components.csv")? {
         t.check_params(&s.axes)?;
-        s.found.push("components.csv");
+        s.found.push(if t.is_parquet() {
+            "components.parquet"
+        } else {
+            "components.csv"
+        });
         let (k, n) = (t.col("components")?, t.col("caves")?);
         let points = &mut s.points;
         for_rows(&mut t, &index, np, |rec, p| {

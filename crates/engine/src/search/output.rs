@@ -285,7 +285,7 @@ impl OutFile {
 
     /// Write `bytes` (the header, or the rows of a batch holding `rows` matches) and flush, so
     /// a reader tailing the file sees them. A Parquet file takes them into its current row
-    /// group, written when full ([`parquet::ROWS_PER_GROUP`] rows).
+    /// group, written when full ([`parquet::rows_per_group`]).
     pub fn write(&mut self, bytes: &[u8], rows: u64) -> io::Result<()> {
         match &mut self.file {
             Sink::Csv(f) => {

@@ -10,8 +10,9 @@
 //! bytes identical too, given the rule below.
 //!
 //! **Deterministic bytes.** Rows are buffered per column and a row group is written every
-//! [`ROWS_PER_GROUP`] rows, counted from the first row of the file: row group boundaries depend
-//! on the row count alone, never on chunks or threads. Nothing else in the file varies (no
+//! [`rows_per_group`] rows (131,072 for a seed table; fewer for wide tables), counted from the
+//! first row of the file: row group boundaries depend on the row count and the columns alone,
+//! never on chunks or threads. Nothing else in the file varies (no
 //! timestamps; the key-value metadata is the sweep's definition and cavesweep's version).
 //!
 //! **Flat memory.** At most one row group of values is held (a few MB per column), then
@@ -36,11 +37,21 @@ use parquet::file::writer::SerializedFileWriter;
 use parquet::record::Field;
 use parquet::schema::types::{ColumnPath, Type};
 
-/// Rows per row group. Why this many: DuckDB and polars read row groups in parallel, so a
-/// table of millions of rows must have tens of them; and a group's values are held in memory
-/// until it is written (131,072 rows x 8 bytes = 1 MB per column), which keeps a writer's
-/// memory flat and small.
+/// The most rows in a row group. Why this many: DuckDB and polars read row groups in
+/// parallel, so a table of millions of rows must have tens of them, and each holds enough rows
+/// for its columns to compress well.
 pub const ROWS_PER_GROUP: usize = 1 << 17;
+/// Values (rows x columns) in a row group at most: a group's values are held in memory until
+/// it is written, ~10 bytes each, so a writer holds ~10 MB whatever the table's width (a
+/// summary of nine metrics has ~70 columns, a seed table ~15).
+pub const VALUES_PER_GROUP: usize = 1 << 20;
+
+/// Rows per row group of a table of `columns` columns: [`VALUES_PER_GROUP`] values, at most
+/// [`ROWS_PER_GROUP`] rows, at least 1,024. It depends on the columns alone, so row groups
+/// fall at the same rows in every run.
+pub fn rows_per_group(columns: usize) -> usize {
+    (VALUES_PER_GROUP / columns.max(1)).clamp(1024, ROWS_PER_GROUP)
+}
 
 /// A column's type, as Parquet stores it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,6 +106,8 @@ pub struct ParquetTable<W: Write + Send> {
     writer: SerializedFileWriter<W>,
     cols: Vec<ColumnBuf>,
     rows: usize,
+    /// Rows per row group ([`rows_per_group`]).
+    group: usize,
     /// A row's fields, reused.
     fields: Vec<(usize, usize)>,
 }
@@ -163,7 +176,7 @@ impl<W: Write + Send> ParquetTable<W> {
         let writer =
             SerializedFileWriter::new(out, Arc::new(schema(cols)?), Arc::new(props.build()))
                 .map_err(perr)?;
-        let cols = cols
+        let cols: Vec<ColumnBuf> = cols
             .iter()
             .map(|(name, ty)| ColumnBuf {
                 name: name.clone(),
@@ -179,6 +192,7 @@ impl<W: Write + Send> ParquetTable<W> {
             .collect();
         Ok(ParquetTable {
             writer,
+            group: rows_per_group(cols.len()),
             cols,
             rows: 0,
             fields: Vec::new(),
@@ -244,7 +258,7 @@ impl<W: Write + Send> ParquetTable<W> {
             col.defs.push(1);
         }
         self.rows += 1;
-        if self.rows == ROWS_PER_GROUP {
+        if self.rows == self.group {
             self.flush_group()?;
         }
         Ok(())
@@ -545,7 +559,7 @@ mod tests {
             ("x".into(), ColType::F64),
             ("passed".into(), ColType::Bool),
         ];
-        let n = ROWS_PER_GROUP + 1000;
+        let n = rows_per_group(cols.len()) + 1000;
         let mut csv = Vec::new();
         for i in 0..n {
             let x = if i % 7 == 0 {

@@ -373,7 +373,7 @@ impl SweepState<'_> {
 
     /// `seeds.csv` (and/or `seeds.parquet`) from the stored rows, in chunk order; a chunk whose
     /// record fails its checksum is regenerated on the spot. The Parquet file's row groups are
-    /// cut every [`crate::store::parquet::ROWS_PER_GROUP`] rows of this one ordered stream, so
+    /// cut every [`crate::store::parquet::rows_per_group`] rows of this one ordered stream, so
     /// they fall where they fall whatever the chunking, threads or shards that made the rows.
     pub(super) fn write_seeds(&mut self) -> Result<Vec<(String, FileRecord)>, SweepError> {
         let dir = self.store.dir().to_path_buf();
