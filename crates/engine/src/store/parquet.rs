@@ -42,9 +42,9 @@ use parquet::schema::types::{ColumnPath, Type};
 /// for its columns to compress well.
 pub const ROWS_PER_GROUP: usize = 1 << 17;
 /// Values (rows x columns) in a row group at most: a group's values are held in memory until
-/// it is written, ~10 bytes each, so a writer holds ~10 MB whatever the table's width (a
+/// it is written, ~10 bytes each, so a writer holds ~5 MB whatever the table's width (a
 /// summary of nine metrics has ~70 columns, a seed table ~15).
-pub const VALUES_PER_GROUP: usize = 1 << 20;
+pub const VALUES_PER_GROUP: usize = 1 << 18;
 
 /// Rows per row group of a table of `columns` columns: [`VALUES_PER_GROUP`] values, at most
 /// [`ROWS_PER_GROUP`] rows, at least 1,024. It depends on the columns alone, so row groups
@@ -99,6 +99,169 @@ struct ColumnBuf {
     ty: ColType,
     values: Buf,
     defs: Vec<i16>,
+}
+
+impl ColumnBuf {
+    fn new(name: &str, ty: ColType) -> ColumnBuf {
+        ColumnBuf {
+            name: name.to_string(),
+            ty,
+            values: match ty {
+                ColType::U64 | ColType::I64 => Buf::Int(Vec::new()),
+                ColType::F64 => Buf::F64(Vec::new()),
+                ColType::Bool => Buf::Bool(Vec::new()),
+                ColType::Str => Buf::Str(Vec::new()),
+            },
+            defs: Vec::new(),
+        }
+    }
+
+    /// Append `other`'s values (same type).
+    fn extend(&mut self, other: &ColumnBuf) {
+        match (&mut self.values, &other.values) {
+            (Buf::Int(a), Buf::Int(b)) => a.extend_from_slice(b),
+            (Buf::F64(a), Buf::F64(b)) => a.extend_from_slice(b),
+            (Buf::Bool(a), Buf::Bool(b)) => a.extend_from_slice(b),
+            (Buf::Str(a), Buf::Str(b)) => a.extend_from_slice(b),
+            _ => unreachable!("batches are built for their table's columns"),
+        }
+        self.defs.extend_from_slice(&other.defs);
+    }
+}
+
+/// A value of a typed row ([`Batch`]): what a CSV field holds, parsed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Typed {
+    /// Null (an empty CSV field).
+    Null,
+    /// An integer (a `U64` or `I64` column).
+    Int(i64),
+    /// A float (NaN is null, as the CSV prints it empty).
+    F64(f64),
+    /// A boolean.
+    Bool(bool),
+    /// Text.
+    Str(String),
+}
+
+impl Typed {
+    /// `text` as a value of type `ty`, as [`ParquetTable::write_csv`] parses it.
+    pub fn parse(text: &str, ty: ColType) -> Option<Typed> {
+        if text.is_empty() {
+            return Some(Typed::Null);
+        }
+        Some(match ty {
+            ColType::U64 => Typed::Int(parse_u64(text.as_bytes())? as i64),
+            ColType::I64 => Typed::Int(text.parse().ok()?),
+            ColType::F64 => Typed::F64(text.parse().ok()?),
+            ColType::Bool => Typed::Bool(match text {
+                "1" => true,
+                "0" => false,
+                _ => return None,
+            }),
+            ColType::Str => Typed::Str(text.to_string()),
+        })
+    }
+}
+
+/// Rows built from typed values rather than CSV text, by the worker that computed them, so the
+/// collector appends them to a table ([`ParquetTable::write_batch`]) without parsing. A value
+/// pushed is the one the CSV row prints (the CSV's numbers are shortest round-trip forms, so
+/// parsing the text gives back these very bits): a table gets the same bytes from a batch as
+/// from the CSV rows.
+pub struct Batch {
+    cols: Vec<ColumnBuf>,
+    rows: usize,
+}
+
+impl Batch {
+    /// An empty batch for a table of `cols`.
+    pub fn new(cols: &Columns) -> Batch {
+        Batch::with_capacity(cols, 0)
+    }
+
+    /// An empty batch with room for `rows` rows without growing (what a chunk holds at most:
+    /// growing by doubling leaves garbage of every size behind, on the worker's heap, for each
+    /// chunk of a sweep).
+    pub fn with_capacity(cols: &Columns, rows: usize) -> Batch {
+        let mut b = Batch {
+            cols: cols.iter().map(|(n, t)| ColumnBuf::new(n, *t)).collect(),
+            rows: 0,
+        };
+        for c in &mut b.cols {
+            match &mut c.values {
+                Buf::Int(v) => v.reserve_exact(rows),
+                Buf::F64(v) => v.reserve_exact(rows),
+                Buf::Bool(v) => v.reserve_exact(rows),
+                Buf::Str(v) => v.reserve_exact(rows),
+            }
+            c.defs.reserve_exact(rows);
+        }
+        b
+    }
+
+    /// Rows in the batch.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Column `c`'s next value: an integer (`U64`, `I64` columns).
+    #[inline]
+    pub fn int(&mut self, c: usize, v: i64) {
+        let col = &mut self.cols[c];
+        if let Buf::Int(x) = &mut col.values {
+            x.push(v);
+            col.defs.push(1);
+        }
+    }
+
+    /// Column `c`'s next value: a float, null when NaN (`F64` columns).
+    #[inline]
+    pub fn f64(&mut self, c: usize, v: f64) {
+        let col = &mut self.cols[c];
+        if let Buf::F64(x) = &mut col.values {
+            if v.is_nan() {
+                col.defs.push(0);
+            } else {
+                // The CSV prints -0 as `0`, which parses to +0.
+                x.push(if v == 0.0 { 0.0 } else { v });
+                col.defs.push(1);
+            }
+        }
+    }
+
+    /// Column `c`'s next value: a boolean (`Bool` columns).
+    #[inline]
+    pub fn bool(&mut self, c: usize, v: bool) {
+        let col = &mut self.cols[c];
+        if let Buf::Bool(x) = &mut col.values {
+            x.push(v);
+            col.defs.push(1);
+        }
+    }
+
+    /// Column `c`'s next value, any type.
+    pub fn value(&mut self, c: usize, v: &Typed) {
+        let col = &mut self.cols[c];
+        match (&mut col.values, v) {
+            (_, Typed::Null) => {
+                col.defs.push(0);
+                return;
+            }
+            (Buf::Int(x), Typed::Int(v)) => x.push(*v),
+            (Buf::F64(_), Typed::F64(v)) => return self.f64(c, *v),
+            (Buf::Bool(x), Typed::Bool(v)) => x.push(*v),
+            (Buf::Str(x), Typed::Str(v)) => x.push(ByteArray::from(v.as_bytes().to_vec())),
+            _ => unreachable!("values are typed for their column"),
+        }
+        col.defs.push(1);
+    }
+
+    /// A row is complete.
+    #[inline]
+    pub fn end_row(&mut self) {
+        self.rows += 1;
+    }
 }
 
 /// A Parquet table being written from CSV rows. See the module docs.
@@ -176,20 +339,7 @@ impl<W: Write + Send> ParquetTable<W> {
         let writer =
             SerializedFileWriter::new(out, Arc::new(schema(cols)?), Arc::new(props.build()))
                 .map_err(perr)?;
-        let cols: Vec<ColumnBuf> = cols
-            .iter()
-            .map(|(name, ty)| ColumnBuf {
-                name: name.clone(),
-                ty: *ty,
-                values: match ty {
-                    ColType::U64 | ColType::I64 => Buf::Int(Vec::new()),
-                    ColType::F64 => Buf::F64(Vec::new()),
-                    ColType::Bool => Buf::Bool(Vec::new()),
-                    ColType::Str => Buf::Str(Vec::new()),
-                },
-                defs: Vec::new(),
-            })
-            .collect();
+        let cols: Vec<ColumnBuf> = cols.iter().map(|(n, t)| ColumnBuf::new(n, *t)).collect();
         Ok(ParquetTable {
             writer,
             group: rows_per_group(cols.len()),
@@ -206,6 +356,23 @@ impl<W: Write + Send> ParquetTable<W> {
             let end = memchr_nl(&rows[at..]).map_or(rows.len(), |i| at + i);
             self.row(&rows[at..end])?;
             at = end + 1;
+        }
+        Ok(())
+    }
+
+    /// Take the rows of `batch` (built for this table's columns).
+    pub fn write_batch(&mut self, batch: &Batch) -> io::Result<()> {
+        if batch.cols.len() != self.cols.len() {
+            return Err(io::Error::other(
+                "internal error: a batch of other columns than the table's",
+            ));
+        }
+        for (a, b) in self.cols.iter_mut().zip(&batch.cols) {
+            a.extend(b);
+        }
+        self.rows += batch.rows;
+        while self.rows >= self.group {
+            self.flush_group()?;
         }
         Ok(())
     }
@@ -264,52 +431,53 @@ impl<W: Write + Send> ParquetTable<W> {
         Ok(())
     }
 
-    /// Write the buffered rows as one row group.
+    /// Write the first row group's worth of buffered rows (all of them, if fewer) as one row
+    /// group; the rest stay buffered.
     fn flush_group(&mut self) -> io::Result<()> {
+        let n = self.rows.min(self.group);
         let mut group = self.writer.next_row_group().map_err(perr)?;
         for col in &mut self.cols {
             let mut w = group
                 .next_column()
                 .map_err(perr)?
                 .ok_or_else(|| io::Error::other("internal error: fewer Parquet columns"))?;
-            let defs = Some(&col.defs[..]);
+            let defs = &col.defs[..n];
+            // The values of those rows: one per non-null row.
+            let k = if col.defs.len() == n {
+                usize::MAX
+            } else {
+                defs.iter().filter(|&&d| d == 1).count()
+            };
+            fn write<T: parquet::data_type::DataType>(
+                w: &mut parquet::file::writer::SerializedColumnWriter<'_>,
+                v: &mut Vec<T::T>,
+                k: usize,
+                defs: &[i16],
+            ) -> io::Result<()> {
+                let k = k.min(v.len());
+                w.typed::<T>()
+                    .write_batch(&v[..k], Some(defs), None)
+                    .map_err(perr)?;
+                v.drain(..k);
+                Ok(())
+            }
             match &mut col.values {
-                Buf::Int(v) => {
-                    w.typed::<Int64Type>()
-                        .write_batch(v, defs, None)
-                        .map_err(perr)?;
-                    v.clear();
-                }
-                Buf::F64(v) => {
-                    w.typed::<DoubleType>()
-                        .write_batch(v, defs, None)
-                        .map_err(perr)?;
-                    v.clear();
-                }
-                Buf::Bool(v) => {
-                    w.typed::<BoolType>()
-                        .write_batch(v, defs, None)
-                        .map_err(perr)?;
-                    v.clear();
-                }
-                Buf::Str(v) => {
-                    w.typed::<ByteArrayType>()
-                        .write_batch(v, defs, None)
-                        .map_err(perr)?;
-                    v.clear();
-                }
+                Buf::Int(v) => write::<Int64Type>(&mut w, v, k, defs)?,
+                Buf::F64(v) => write::<DoubleType>(&mut w, v, k, defs)?,
+                Buf::Bool(v) => write::<BoolType>(&mut w, v, k, defs)?,
+                Buf::Str(v) => write::<ByteArrayType>(&mut w, v, k, defs)?,
             }
             w.close().map_err(perr)?;
-            col.defs.clear();
+            col.defs.drain(..n);
         }
         group.close().map_err(perr)?;
-        self.rows = 0;
+        self.rows -= n;
         Ok(())
     }
 
     /// Write the last row group and the footer; the writer back.
     pub fn finish(mut self) -> io::Result<W> {
-        if self.rows > 0 {
+        while self.rows > 0 {
             self.flush_group()?;
         }
         self.writer.into_inner().map_err(perr)
@@ -586,6 +754,27 @@ mod tests {
         };
         let a = write(100);
         assert_eq!(a, write(1 << 20));
+        // Typed batches of any size give the same bytes as the CSV rows.
+        let text = String::from_utf8(csv.clone()).unwrap();
+        for per in [1usize, 777, 50_000] {
+            let mut t = ParquetTable::new(Vec::new(), &cols, &[("k", "v".into())]).unwrap();
+            let mut b = Batch::new(&cols);
+            for line in text.lines() {
+                let mut fields = Vec::new();
+                split_fields(line.as_bytes(), &mut fields);
+                for (c, &(x, y)) in fields.iter().enumerate() {
+                    let raw = String::from_utf8(unquote(&line.as_bytes()[x..y])).unwrap();
+                    b.value(c, &Typed::parse(&raw, cols[c].1).unwrap());
+                }
+                b.end_row();
+                if b.rows() == per {
+                    t.write_batch(&b).unwrap();
+                    b = Batch::new(&cols);
+                }
+            }
+            t.write_batch(&b).unwrap();
+            assert!(t.finish().unwrap() == a, "batches of {per}");
+        }
         let dir = std::env::temp_dir().join(format!("cavesweep-pq-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("t.parquet");

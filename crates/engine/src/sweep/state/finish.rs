@@ -3,7 +3,9 @@
 //! completion mark.
 
 use super::*;
-use crate::store::table::{NamedError, TableOut};
+use crate::store::files::Output;
+use crate::store::parquet::{Batch, ParquetTable};
+use crate::store::table::{Format, NamedError, TableOut};
 
 /// The three per-point final files of a fresh sweep, written while it runs: each closed point's
 /// rows (formatted by its worker) are appended in point order, the few that close early waiting
@@ -68,7 +70,54 @@ impl Stream {
     }
 }
 
-impl SweepState<'_> {
+/// `seeds.parquet` of a fresh sweep, written while it runs: each chunk's rows, built typed by
+/// its worker ([`Worker::with_typed_rows`]), are appended in chunk order (the order work is
+/// handed out; the few chunks that finish early wait in memory for those before them), a row
+/// group written whenever one is full. So the file is made without parsing a row back, in
+/// memory that stays flat, and [`SweepState::finish`] only writes its last row group and footer.
+/// A resumed sweep writes it from the store's rows instead ([`SweepState::write_seeds`]): the
+/// same values, so the same bytes. An interrupted run leaves only its temporary, removed by the
+/// next run.
+pub(super) struct SeedsStream<'p> {
+    table: ParquetTable<Output>,
+    /// The chunk ids still to come, in order, and the next one.
+    order: Box<dyn Iterator<Item = u64> + Send + 'p>,
+    next: Option<u64>,
+    /// Typed rows of finished chunks after `next`.
+    waiting: BTreeMap<u64, Option<Batch>>,
+    /// A chunk came without its typed rows: the stream cannot be whole.
+    broken: bool,
+}
+
+impl SeedsStream<'_> {
+    /// Take chunk `id`'s `n` typed rows and write every chunk now in order.
+    pub(super) fn put(&mut self, id: u64, n: u64, typed: Option<Batch>) -> std::io::Result<()> {
+        if n > 0 && typed.as_ref().is_none_or(|b| b.rows() as u64 != n) {
+            self.broken = true;
+        }
+        if self.broken {
+            return Ok(());
+        }
+        self.waiting.insert(id, typed);
+        while let Some(next) = self.next {
+            let Some(b) = self.waiting.remove(&next) else {
+                break;
+            };
+            if let Some(b) = b {
+                self.table.write_batch(&b)?;
+            }
+            self.next = self.order.next();
+        }
+        Ok(())
+    }
+
+    /// Every chunk written.
+    fn is_whole(&self) -> bool {
+        !self.broken && self.next.is_none() && self.waiting.is_empty()
+    }
+}
+
+impl<'p> SweepState<'p> {
     /// Regenerate the seed rows of `rows_to_redo`'s done chunks (statistics are kept).
     pub(super) fn redo_rows(
         &mut self,
@@ -195,7 +244,21 @@ impl SweepState<'_> {
             let written = if intact.len() == names.len() {
                 intact
             } else {
-                self.write_seeds()?
+                // Dropped unless whole (its temporary goes): then written from the store.
+                let stream = self.seeds_stream.take().filter(SeedsStream::is_whole);
+                let mut written = self.write_seeds(stream.is_none())?;
+                if let Some(s) = stream {
+                    // As when written from the store: killed with the file half made.
+                    failpoint::kill("seeds-partial");
+                    let name = "seeds.parquet";
+                    let rec = s
+                        .table
+                        .finish()
+                        .and_then(Output::finish)
+                        .map_err(|e| self.io_err(name, e))?;
+                    written.push((name.to_string(), rec));
+                }
+                written
             };
             for (name, rec) in written {
                 failpoint::kill(&format!("final:{name}"));
@@ -350,16 +413,43 @@ impl SweepState<'_> {
 
     /// Open table `stem` in this sweep's format(s), its CSV header written.
     fn create_table(&self, stem: &str) -> Result<TableOut, SweepError> {
+        self.create_table_as(stem, self.plan.spec.format)
+    }
+
+    /// Open table `stem` in `format`, its CSV header written.
+    fn create_table_as(&self, stem: &str, format: Format) -> Result<TableOut, SweepError> {
         let plan = self.plan;
         TableOut::create(
             self.store.dir(),
             stem,
-            plan.spec.format,
+            format,
             &output::header(plan, stem),
             || output::columns(plan, stem),
             &self.table_meta(stem)?,
         )
         .map_err(|(name, e)| self.io_err(&name, e))
+    }
+
+    /// Open `seeds.parquet` for streaming ([`SeedsStream`]), expecting the chunks in the order
+    /// they are handed out.
+    pub(super) fn start_seeds_stream(&self) -> Result<SeedsStream<'p>, SweepError> {
+        let name = "seeds.parquet";
+        let out = Output::create(self.store.dir(), name).map_err(|e| self.io_err(name, e))?;
+        let table = ParquetTable::new(
+            out,
+            &output::columns(self.plan, "seeds"),
+            &self.table_meta("seeds")?,
+        )
+        .map_err(|e| self.io_err(name, e))?;
+        let mut order: Box<dyn Iterator<Item = u64> + Send + 'p> = Box::new(self.pending_jobs());
+        let next = order.next();
+        Ok(SeedsStream {
+            table,
+            order,
+            next,
+            waiting: BTreeMap::new(),
+            broken: false,
+        })
     }
 
     /// The three per-point tables, opened.
@@ -375,10 +465,24 @@ impl SweepState<'_> {
     /// record fails its checksum is regenerated on the spot. The Parquet file's row groups are
     /// cut every [`crate::store::parquet::rows_per_group`] rows of this one ordered stream, so
     /// they fall where they fall whatever the chunking, threads or shards that made the rows.
-    pub(super) fn write_seeds(&mut self) -> Result<Vec<(String, FileRecord)>, SweepError> {
+    /// Without `parquet`, only `seeds.csv` (if the format has it): `seeds.parquet` was
+    /// streamed ([`SeedsStream`]).
+    pub(super) fn write_seeds(
+        &mut self,
+        parquet: bool,
+    ) -> Result<Vec<(String, FileRecord)>, SweepError> {
         let dir = self.store.dir().to_path_buf();
-        let mut out = self.create_table("seeds")?;
         let plan = self.plan;
+        let format = match (
+            plan.spec.format.csv(),
+            parquet && plan.spec.format.parquet(),
+        ) {
+            (true, true) => Format::Both,
+            (true, false) => Format::Csv,
+            (false, true) => Format::Parquet,
+            (false, false) => return Ok(Vec::new()),
+        };
+        let mut out = self.create_table_as("seeds", format)?;
         let werr = |(name, e): NamedError| write_err(&dir, &name, e);
         let mut worker = Worker::default();
         let never = AtomicBool::new(false);

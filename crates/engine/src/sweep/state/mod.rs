@@ -45,8 +45,9 @@ mod finish;
 mod read;
 mod resume;
 
+use crate::store::parquet::Batch;
 use checkpoint::Background;
-use finish::Stream;
+use finish::{SeedsStream, Stream};
 pub use read::{Provisional, provisional};
 
 /// The final files a sweep folder can hold: each table as CSV and as Parquet (per
@@ -218,6 +219,9 @@ pub struct SweepState<'p> {
     fresh: bool,
     /// The final files being written as points close (fresh folders only).
     stream: Option<Stream>,
+    /// `seeds.parquet` being written as chunks finish, from the workers' typed rows (fresh
+    /// folders only).
+    seeds_stream: Option<SeedsStream<'p>>,
     /// The checkpoint thread, while [`SweepState::run`] runs its chunks.
     background: Option<Background>,
 }
@@ -269,6 +273,7 @@ impl<'p> SweepState<'p> {
             threads: opts.threads.max(1),
             fresh: false,
             stream: None,
+            seeds_stream: None,
             background: None,
         };
         for p in 0..n {
@@ -326,14 +331,24 @@ impl<'p> SweepState<'p> {
             // A fresh folder's final files are written as its points close (see [`Stream`]).
             if self.fresh && self.stream.is_none() {
                 self.stream = Some(self.start_stream()?);
+                if plan.spec.per_seed != PerSeed::None && plan.spec.format.parquet() {
+                    self.seeds_stream = Some(self.start_seeds_stream()?);
+                }
             }
             let (share, rows) = (self.share, self.stream.is_some());
+            let typed = self.seeds_stream.is_some();
             self.background = Some(Background::start(&self.store)?);
             let ran = fanout::run(
                 opts.threads,
                 stop,
                 jobs,
-                Worker::default,
+                || {
+                    if typed {
+                        Worker::with_typed_rows(plan)
+                    } else {
+                        Worker::default()
+                    }
+                },
                 |w, ids: Vec<u64>| {
                     if stop.load(std::sync::atomic::Ordering::Relaxed) {
                         return None;
@@ -422,7 +437,7 @@ impl<'p> SweepState<'p> {
                 self.seeds_done += c.seeds;
                 self.chunks_done += 1;
                 self.close_encoded(p, c)?;
-                return self.chunk_rows(r.id, r.n_rows, r.rows);
+                return self.chunk_rows(r.id, r.n_rows, r.rows, r.typed);
             }
             ChunkStats::Part(stats) => stats,
         };
@@ -459,11 +474,22 @@ impl<'p> SweepState<'p> {
         if let Some(stats) = closed {
             self.close_point(p, &stats)?;
         }
-        self.chunk_rows(r.id, r.n_rows, r.rows)
+        self.chunk_rows(r.id, r.n_rows, r.rows, r.typed)
     }
 
     /// Queue a finished chunk's seed rows; checkpoint if due.
-    fn chunk_rows(&mut self, id: u64, n: u64, rows: Vec<u8>) -> Result<(), SweepError> {
+    fn chunk_rows(
+        &mut self,
+        id: u64,
+        n: u64,
+        rows: Vec<u8>,
+        typed: Option<Batch>,
+    ) -> Result<(), SweepError> {
+        if let Some(s) = &mut self.seeds_stream
+            && let Err(e) = s.put(id, n, typed)
+        {
+            return Err(self.io_err("seeds.parquet", e));
+        }
         if n > 0 {
             self.pending_bytes += rows.capacity();
             self.pending_rows.push((id, n, rows));
