@@ -7,7 +7,8 @@
 #   - seeds.parquet is at most 0.3x the size of seeds.csv;
 #   - the Parquet sweep runs at >= 0.9x the CSV sweep's caves/s (best of the repeats of each);
 #   - the Parquet sweep's peak RSS is under 100 MB;
-#   - DuckDB's count(*) over seeds.parquet is exactly N, and every column's sum equals the CSV's.
+#   - DuckDB's count(*) over seeds.parquet is exactly N, and every column's sum equals the CSV's
+#     (to 1e-12: DuckDB adds in parallel, in no fixed order).
 #
 # Exits 1 if a target is missed. A benchmark, not a unit test: a few minutes on 2 cores.
 #
@@ -73,7 +74,12 @@ import sys, time
 import duckdb, pandas as pd
 csv_path, pq_path, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 def timed(f):
-    t = time.perf_counter(); r = f(); return time.perf_counter() - t, r
+    # Best of two: the machine is shared, and the first read may find the file out of cache.
+    best = None
+    for _ in range(2):
+        t = time.perf_counter(); r = f(); e = time.perf_counter() - t
+        best = e if best is None else min(best, e)
+    return best, r
 t_pd_csv, a = timed(lambda: pd.read_csv(csv_path))
 t_pd_pq, b = timed(lambda: pd.read_parquet(pq_path))
 assert list(a.columns) == list(b.columns) and len(a) == len(b) == n
@@ -85,7 +91,8 @@ cols = [r[0] for r in con.sql(f"DESCRIBE SELECT * FROM read_parquet('{pq_path}')
 sums = ", ".join(f'sum("{c}"::DOUBLE)' for c in cols)
 t_dk_sum_csv, s_csv = timed(lambda: con.sql(f"SELECT {sums} FROM read_csv('{csv_path}')").fetchall()[0])
 t_dk_sum_pq, s_pq = timed(lambda: con.sql(f"SELECT {sums} FROM read_parquet('{pq_path}')").fetchall()[0])
-same = all(x == y for x, y in zip(s_csv, s_pq))
+# DuckDB adds doubles in parallel, in no fixed order: equal to 1e-12, relatively.
+same = len(s_csv) == len(s_pq) and all(abs(x - y) <= 1e-12 * max(abs(x), abs(y), 1.0) for x, y in zip(s_csv, s_pq))
 print(f"{t_pd_csv:.2f} {t_pd_pq:.2f} {t_dk_csv:.2f} {t_dk_pq:.2f} {t_dk_sum_csv:.2f} {t_dk_sum_pq:.2f} {c_pq} {int(c_pq == n and c_csv == n)} {int(same)}")
 EOF
 )
@@ -123,8 +130,9 @@ $BIN sweep ${FLAGS[*]} --format parquet --out DIR
 | peak RSS | $(mb "$CSV_RSS_MAX") MB | $(mb "$PQ_RSS_MAX") MB | | Parquet < 100 MB | $RSS_OK |
 | pandas load (\`read_csv\` / \`read_parquet\`) | $PD_CSV s | $PD_PQ s | $(ratio "$PD_PQ" "$PD_CSV") | | |
 | DuckDB \`count(*)\` | $DK_CSV s | $DK_PQ s | $(ratio "$DK_PQ" "$DK_CSV") | exact: $COUNT rows | $CNT_OK |
-| DuckDB sum of every column | $DKS_CSV s | $DKS_PQ s | $(ratio "$DKS_PQ" "$DKS_CSV") | equal sums | $([ "$SUMS_OK" = 1 ] && echo yes || echo "**NO**") |
+| DuckDB sum of every column | $DKS_CSV s | $DKS_PQ s | $(ratio "$DKS_PQ" "$DKS_CSV") | equal sums (1e-12) | $([ "$SUMS_OK" = 1 ] && echo yes || echo "**NO**") |
 
+Load times are the best of two reads each (pandas 2 cores; DuckDB's its own threads).
 Every run (caves/s, peak RSS in KB, seconds): CSV ${CSV_RUNS[*]/%/;} Parquet ${PQ_RUNS[*]/%/;}
 EOF
 cat "$OUT"

@@ -533,7 +533,7 @@ fn parse_u64(raw: &[u8]) -> Option<u64> {
         return Some(n);
     }
     let f = s.parse::<f64>().ok()?;
-    (f >= 0.0 && f < 1.8446744073709552e19 && f == f.trunc()).then_some(f as u64)
+    ((0.0..1.8446744073709552e19).contains(&f) && f == f.trunc()).then_some(f as u64)
 }
 
 /// The columns of a CSV header (`seed,fill,floor_fraction,...`), typed by `ty`.

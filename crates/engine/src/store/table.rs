@@ -1,5 +1,5 @@
 //! A final table in the formats asked for: `NAME.csv`, `NAME.parquet` or both, fed the same CSV
-//! rows. Each file is a [`files::Output`] (temporary sibling, no-follow, fsynced, renamed into
+//! rows. Each file is a [`Output`] (temporary sibling, no-follow, fsynced, renamed into
 //! place, recorded by size and CRC-32), so the Parquet files get every guarantee the CSV files
 //! have without a second write path.
 
