@@ -200,6 +200,21 @@ impl Batch {
         b
     }
 
+    /// Empty the batch, keeping its room for the next rows (batches are reused: see
+    /// [`BatchPool`]).
+    pub fn clear(&mut self) {
+        for c in &mut self.cols {
+            match &mut c.values {
+                Buf::Int(v) => v.clear(),
+                Buf::F64(v) => v.clear(),
+                Buf::Bool(v) => v.clear(),
+                Buf::Str(v) => v.clear(),
+            }
+            c.defs.clear();
+        }
+        self.rows = 0;
+    }
+
     /// Rows in the batch.
     pub fn rows(&self) -> usize {
         self.rows
@@ -261,6 +276,33 @@ impl Batch {
     #[inline]
     pub fn end_row(&mut self) {
         self.rows += 1;
+    }
+}
+
+/// Emptied batches handed back by the writer for workers to fill again. Why: a batch is ~1 MB
+/// per chunk, made on a worker thread and dropped on the collector's, and the allocator keeps
+/// freed memory for a while before giving it back to the system; reused, a few batches serve
+/// the whole sweep instead of one allocation per chunk.
+#[derive(Clone, Default)]
+pub struct BatchPool(Arc<std::sync::Mutex<Vec<Batch>>>);
+
+impl BatchPool {
+    /// Batches kept at most (more are dropped): the chunks in flight.
+    const KEEP: usize = 32;
+
+    /// An emptied batch, if one is waiting.
+    pub fn take(&self) -> Option<Batch> {
+        self.0.lock().ok()?.pop()
+    }
+
+    /// Hand `b` back, emptied.
+    pub fn give(&self, mut b: Batch) {
+        b.clear();
+        if let Ok(mut v) = self.0.lock()
+            && v.len() < Self::KEEP
+        {
+            v.push(b);
+        }
     }
 }
 

@@ -15,7 +15,7 @@ use super::output::{self, point_rows, seed_row};
 use super::stats::{PointBuilder, PointStats};
 use super::{PerSeed, Plan};
 use crate::failpoint;
-use crate::store::parquet::{Batch, Columns, Typed};
+use crate::store::parquet::{Batch, BatchPool, Columns, Typed};
 use cavesweep_core::generate::Generator;
 use cavesweep_core::measure::{EMPTY_VALUES, Values};
 use cavesweep_core::query::GateResult;
@@ -85,8 +85,10 @@ pub struct Worker {
     values: Values,
     /// A closed point's statistics, reused from point to point.
     closed: Option<PointStats>,
-    /// The columns of `seeds.parquet`, when the chunks' rows are also built typed.
+    /// The columns of `seeds.parquet`, when the chunks' rows are also built typed, and the
+    /// emptied batches to fill again.
     typed: Option<Columns>,
+    pool: BatchPool,
 }
 
 impl Default for Worker {
@@ -100,6 +102,7 @@ impl Default for Worker {
             values: EMPTY_VALUES,
             closed: None,
             typed: None,
+            pool: BatchPool::default(),
         }
     }
 }
@@ -110,10 +113,12 @@ impl Worker {
     /// rows. Why in the worker: values are at hand there, and the workers are many while the
     /// collector is one; parsing ten million rows back on the collector thread cost a fifth of
     /// a sweep's time.
-    pub fn with_typed_rows(plan: &Plan) -> Worker {
+    /// Batches come from `pool` when it has some (the writer hands them back).
+    pub fn with_typed_rows(plan: &Plan, pool: BatchPool) -> Worker {
         Worker {
             typed: (plan.spec.per_seed != PerSeed::None && plan.spec.format.parquet())
                 .then(|| output::columns(plan, "seeds")),
+            pool,
             ..Worker::default()
         }
     }
@@ -248,6 +253,7 @@ struct Collect<'a> {
     /// Typed rows, when asked ([`Worker::with_typed_rows`]): the columns, the batch, and the
     /// parameters of the point `typed_of` as typed values.
     columns: Option<&'a Columns>,
+    pool: &'a BatchPool,
     typed: Option<Batch>,
     typed_params: Vec<Typed>,
     typed_of: Option<usize>,
@@ -303,9 +309,11 @@ impl Collect<'_> {
                 .collect();
             self.typed_of = Some(point);
         }
-        let b = self
-            .typed
-            .get_or_insert_with(|| Batch::with_capacity(cols, (seeds.end - seeds.start) as usize));
+        let pool = self.pool;
+        let b = self.typed.get_or_insert_with(|| {
+            pool.take()
+                .unwrap_or_else(|| Batch::with_capacity(cols, (seeds.end - seeds.start) as usize))
+        });
         let mut c = 0;
         b.int(c, seed as i64);
         c += 1;
@@ -347,6 +355,7 @@ fn run_together(
         closed,
         point: _,
         typed,
+        pool,
     } = w;
     let generator = generator.as_mut().expect("prepared");
     let columns = typed.as_ref();
@@ -359,6 +368,7 @@ fn run_together(
         rows: Vec::new(),
         n_rows: 0,
         columns,
+        pool,
         typed: None,
         typed_params: Vec::new(),
         typed_of: None,

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::store::files::Output;
-use crate::store::parquet::{Batch, ParquetTable};
+use crate::store::parquet::{Batch, BatchPool, ParquetTable};
 use crate::store::table::{Format, NamedError, TableOut};
 
 /// The three per-point final files of a fresh sweep, written while it runs: each closed point's
@@ -87,6 +87,8 @@ pub(super) struct SeedsStream<'p> {
     waiting: BTreeMap<u64, Option<Batch>>,
     /// A chunk came without its typed rows: the stream cannot be whole.
     broken: bool,
+    /// Where written batches go back to, for the workers ([`Worker::with_typed_rows`]).
+    pub(super) pool: BatchPool,
 }
 
 impl SeedsStream<'_> {
@@ -105,6 +107,7 @@ impl SeedsStream<'_> {
             };
             if let Some(b) = b {
                 self.table.write_batch(&b)?;
+                self.pool.give(b);
             }
             self.next = self.order.next();
         }
@@ -449,6 +452,7 @@ impl<'p> SweepState<'p> {
             next,
             waiting: BTreeMap::new(),
             broken: false,
+            pool: BatchPool::default(),
         })
     }
 

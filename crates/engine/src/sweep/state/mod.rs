@@ -80,6 +80,12 @@ const FLUSH_BYTES: usize = 8 << 20;
 /// thread and watches the peak RSS). Bytes are counted by capacity, what they really hold.
 const BACKPRESSURE_BYTES: usize = 4 * FLUSH_BYTES;
 
+/// Results per worker that may wait for the collector when chunks carry typed rows for
+/// `seeds.parquet` ([`fanout::run_with_backlog`]): each then holds its rows twice, ~3 MB for a
+/// chunk of 16,384 seeds, so the default backlog of 16 would let a collector that falls behind
+/// (it also encodes the Parquet row groups) hold ~100 MB of them.
+const TYPED_BACKLOG: usize = 4;
+
 /// Chunks of at most this many seeds are handed to workers in groups ([`group_small`]): a
 /// 10,000-point grid of 100 seeds per point shares its points' last lane batches too.
 const SMALL_CHUNK: u64 = 1024;
@@ -336,18 +342,22 @@ impl<'p> SweepState<'p> {
                 }
             }
             let (share, rows) = (self.share, self.stream.is_some());
-            let typed = self.seeds_stream.is_some();
+            let pool = self.seeds_stream.as_ref().map(|s| s.pool.clone());
+            let typed = pool.is_some();
             self.background = Some(Background::start(&self.store)?);
-            let ran = fanout::run(
+            let ran = fanout::run_with_backlog(
                 opts.threads,
+                // A chunk's rows twice (CSV and typed) are ~3 MB: 4 waiting per worker at most.
+                if typed {
+                    TYPED_BACKLOG
+                } else {
+                    fanout::BACKLOG_PER_THREAD
+                },
                 stop,
                 jobs,
-                || {
-                    if typed {
-                        Worker::with_typed_rows(plan)
-                    } else {
-                        Worker::default()
-                    }
+                || match &pool {
+                    Some(pool) => Worker::with_typed_rows(plan, pool.clone()),
+                    None => Worker::default(),
                 },
                 |w, ids: Vec<u64>| {
                     if stop.load(std::sync::atomic::Ordering::Relaxed) {
