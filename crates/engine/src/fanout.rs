@@ -22,7 +22,7 @@ use std::sync::mpsc;
 /// points on a 100,000-point grid, tens of ms) without stalling the workers: 16 batches of 2 ms
 /// of work each. Bounded in memory: a batch holds at most [`BATCH_LEN`] small results or, for
 /// chunks slower than 2 ms, one chunk (its `seeds.csv` rows, under a MB).
-pub const BACKLOG_PER_THREAD: usize = 16;
+pub(crate) const BACKLOG_PER_THREAD: usize = 16;
 /// A worker hands its results over in batches, at the latest after this long (or this many
 /// results): a sweep of a 100,000-point grid with a few seeds per point finishes a chunk every
 /// few microseconds, and waking the collector for each would cost more than the chunk.
