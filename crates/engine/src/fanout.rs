@@ -76,7 +76,7 @@ where
 }
 
 /// [`run`] with `backlog` batches per worker thread that may wait for the collector (instead
-/// of [`BACKLOG_PER_THREAD`]): fewer for results that hold more memory (a sweep's chunks that
+/// of the default, 16): fewer for results that hold more memory (a sweep's chunks that
 /// carry their rows twice, as CSV and typed for Parquet), so that a collector that falls
 /// behind for a moment holds a few MB of them, not a hundred.
 pub fn run_with_backlog<J, W, R, E>(
