@@ -133,12 +133,14 @@ def _sweep(
     metrics: Union[str, Iterable[str], None] = None,
     per_seed: str = "kept",
     chunk: Optional[int] = None,
+    format: str = "csv",
     shard: Union[str, Tuple[int, int], None] = None,
     threads: Optional[int] = None,
     force: bool = False,
     progress: Optional[Callable[[int, int], Any]] = None,
     **overrides: SetValue,
 ) -> Dict[str, Any]: ...
+def _read_parquet(path: Union[str, "PathLike[str]"]) -> Dict[str, Union[npt.NDArray[Any], List[Optional[str]]]]: ...
 def _search(
     recipe: RecipeLike,
     *,

@@ -104,13 +104,38 @@ def _column(values):
         return np.array(values, dtype=str)
 
 
+def _parquet_columns(path):
+    """A Parquet file as {column: numpy array}, read by the native module (no pyarrow needed):
+    uint64/int64/bool columns, float64 with NaN for nulls (and for integer or boolean columns
+    that have nulls), str arrays for text (object arrays when they hold nulls)."""
+    cols = _native._read_parquet(os.fspath(path))
+    for name, values in cols.items():
+        if isinstance(values, list):
+            cols[name] = np.array(values, dtype=object if None in values else str)
+    return cols
+
+
 def read_table(path: Union[str, "os.PathLike[str]"]) -> Table:
-    """A CSV file of a sweep folder (summary.csv, trajectory.csv, seeds.csv, ...) as a pandas
-    DataFrame when pandas is installed, else a dict {column: numpy array}."""
+    """A table of a sweep folder or a search, CSV or Parquet (by the file's extension):
+    summary.csv, seeds.parquet, ... as a pandas DataFrame when pandas is installed, else a dict
+    {column: numpy array}.
+
+    Parquet is read with pandas (through pyarrow or fastparquet) when they are installed, else
+    by cavesweep's own reader into numpy columns (a DataFrame of them when pandas is there).
+    Empty values are NaN either way: an empty CSV field, a Parquet null.
+    """
     try:
         import pandas as pd
     except ImportError:
         pd = None
+    if os.fspath(path).endswith(".parquet"):
+        if pd is not None:
+            try:
+                return pd.read_parquet(path)
+            except ImportError:  # no pyarrow nor fastparquet: our reader below
+                pass
+        cols = _parquet_columns(path)
+        return pd.DataFrame(cols) if pd is not None else cols
     if pd is not None:
         return pd.read_csv(path)
     import csv
@@ -133,6 +158,7 @@ def sweep(
     per_seed: str = "kept",
     shard: Union[str, Tuple[int, int], None] = None,
     chunk: Optional[int] = None,
+    format: str = "csv",
     force: bool = False,
     progress: Union[bool, Callable[[int, int], Any], None] = None,
     **overrides: SetValue,
@@ -154,6 +180,9 @@ def sweep(
       deleted afterwards. ``force=True`` replaces another sweep's files there.
     - ``threads`` (default all cores), ``per_seed`` ("all" | "kept" | "none"), ``shard``
       ("K/N" or (K, N)), ``chunk`` (seeds per chunk).
+    - ``format``: the tables' files, ``"csv"`` (summary.csv, ...), ``"parquet"``
+      (summary.parquet, seeds.parquet, ...: typed, compressed columns) or ``"both"``; read any
+      of them with ``read_table``.
     - ``progress``: None shows a tqdm bar when interactive (a notebook or a terminal), False
       hides it, True forces it, or a callable ``f(done, total)``.
 
@@ -182,6 +211,7 @@ def sweep(
                 metrics=metrics,
                 per_seed=per_seed,
                 chunk=chunk,
+                format=format,
                 shard=shard,
                 threads=threads,
                 force=force,
@@ -190,7 +220,7 @@ def sweep(
             )
         finally:
             close()
-        table = read_table(os.path.join(folder, "summary.csv"))
+        table = read_table(os.path.join(folder, "summary.parquet" if format == "parquet" else "summary.csv"))
     except KeyboardInterrupt:
         if out is not None:
             raise KeyboardInterrupt(

@@ -12,6 +12,7 @@
 //! - `grids`: `step()`, `fill()`, `apply()` on your own grids, `save()` and `load()` of map files;
 //! - `sweep`: the sweep engine behind `cavesweep.sweep()`;
 //! - `search`: the search engine behind `cavesweep.search()`;
+//! - `table`: Parquet tables as numpy columns, for `cavesweep.read_table()`;
 //! - `cmdline`: the command line equivalent to a call, as recorded in the output;
 //! - `interrupt`: running long work off the GIL while Ctrl-C still reaches it.
 
@@ -27,6 +28,7 @@ mod measure;
 mod recipe;
 mod search;
 mod sweep;
+mod table;
 
 /// Python's words for the library's [`Remedy`](cavesweep::error::Remedy) advice and the
 /// settings its messages name: the keyword arguments.
@@ -145,6 +147,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     grids::register(m)?;
     sweep::register(m)?;
     search::register(m)?;
+    table::register(m)?;
     m.add_function(wrap_pyfunction!(_panic, m)?)?;
     Ok(())
 }

@@ -255,7 +255,16 @@ fn run(
             e => search_error(e),
         })?;
         saved.map_err(runtime_error)?;
-        Ok((report, sink.file.take()))
+        let mut file = sink.file.take();
+        if matches!(report.outcome, Outcome::Interrupted)
+            && let Some(f) = file.take()
+        {
+            // Here, not after `interrupt::run`, which returns a KeyboardInterrupt instead of
+            // this: a Parquet file gets its footer (readable, the finished chunks' rows), as
+            // on the command line.
+            f.end_interrupted().map_err(out_error)?;
+        }
+        Ok((report, file))
     };
     let mut shown = None;
     let mut tick = |_py: Python<'_>| -> PyResult<()> {

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use cavesweep::measure::MetricSet;
 use cavesweep::query::Gate;
-use cavesweep::sweep::{self, Outcome, PerSeed, Plan, RunOptions, SweepError, SweepSpec};
+use cavesweep::sweep::{self, Format, Outcome, PerSeed, Plan, RunOptions, SweepError, SweepSpec};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -39,6 +39,8 @@ struct Call {
     metrics: String,
     per_seed: String,
     chunk: Option<u64>,
+    /// `csv`, `parquet` or `both`.
+    format: String,
 }
 
 /// The library's [`Plan`] of the call.
@@ -61,6 +63,7 @@ fn plan(
         metrics: c.metrics.parse::<MetricSet>().map_err(value_error)?,
         per_seed: c.per_seed.parse::<PerSeed>().map_err(sweep_error)?,
         chunk: c.chunk,
+        format: c.format.parse::<Format>().map_err(value_error)?,
     };
     Plan::new(spec).map_err(sweep_error)
 }
@@ -87,16 +90,20 @@ fn command(
     if let Some(n) = call.chunk {
         flag("--chunk", &n.to_string());
     }
+    // As the command line records it: `--format` only when not the default.
+    if call.format != "csv" {
+        flag("--format", &call.format);
+    }
     Ok(c.render())
 }
 
-/// _sweep(recipe, out, *, seeds, vary, gate, metrics, per_seed, chunk, shard, threads, force,
-/// progress, **overrides) -> dict: run (or resume) a sweep into `out`. The arguments are
+/// _sweep(recipe, out, *, seeds, vary, gate, metrics, per_seed, chunk, format, shard, threads,
+/// force, progress, **overrides) -> dict: run (or resume) a sweep into `out`. The arguments are
 /// `cavesweep.sweep()`'s, which documents them, converted by [`args`]. `progress(done, total)`
 /// is called from this thread as work completes. Returns the run's report.
 #[pyfunction]
 #[pyo3(signature = (recipe, out, *, seeds, vary = None, gate = None,
-    metrics = None, per_seed = "kept", chunk = None, shard = None, threads = None,
+    metrics = None, per_seed = "kept", chunk = None, format = "csv", shard = None, threads = None,
     force = false, progress = None, **overrides))]
 #[allow(clippy::too_many_arguments)]
 fn _sweep<'py>(
@@ -109,6 +116,7 @@ fn _sweep<'py>(
     metrics: Option<&Bound<'py, PyAny>>,
     per_seed: &str,
     chunk: Option<&Bound<'py, PyAny>>,
+    format: &str,
     shard: Option<&Bound<'py, PyAny>>,
     threads: Option<&Bound<'py, PyAny>>,
     force: bool,
@@ -131,6 +139,7 @@ fn _sweep<'py>(
             },
             per_seed: per_seed.to_string(),
             chunk: args::opt_uint(chunk, "chunk", 0, u64::MAX)?,
+            format: format.to_string(),
         };
         let plan = plan(recipe, overrides, &call)?;
         let shard = args::shard(shard)?;

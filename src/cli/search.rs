@@ -34,8 +34,9 @@ pub struct SearchArgs {
     /// Seeds to search, half-open: `0..1000000` (up to 18446744073709551615 exclusive).
     #[arg(long, value_name = "A..B")]
     seeds: Option<String>,
-    /// Search the `seed` column of a CSV file instead (a sweep's seeds.csv, an earlier search).
-    #[arg(long, value_name = "FILE.csv")]
+    /// Search the `seed` column of a CSV or Parquet file instead (a sweep's seeds.csv or
+    /// seeds.parquet, an earlier search).
+    #[arg(long, value_name = "FILE.csv|FILE.parquet")]
     seeds_from: Option<PathBuf>,
     /// Return the N lowest matching seeds (the same for any thread count).
     #[arg(long, value_name = "N")]
@@ -52,9 +53,10 @@ pub struct SearchArgs {
     /// More metrics to write beside those the query and --by name (comma list or `all`).
     #[arg(long, value_name = "LIST")]
     metrics: Option<String>,
-    /// Write the CSV here instead of stdout (rows appear as they are found). Finished work is
-    /// checkpointed in FILE.csv.checkpoint/: rerun the same command to resume.
-    #[arg(long, value_name = "FILE.csv")]
+    /// Write the CSV here instead of stdout (rows appear as they are found), or Parquet when
+    /// the name ends in `.parquet` (rows written a row group at a time). Finished work is
+    /// checkpointed in FILE.checkpoint/: rerun the same command to resume.
+    #[arg(long, value_name = "FILE.csv|FILE.parquet")]
     out: Option<PathBuf>,
     /// Replace an existing --out file (and a checkpoint of another search), and files in
     /// --png-dir and --save-dir that hold something else.
@@ -403,6 +405,10 @@ fn summary(
                 ),
                 None => String::new(),
             };
+            if let Some(f) = out {
+                // A Parquet file gets its footer: readable, holding the finished chunks' rows.
+                f.end_interrupted().map_err(out_error)?;
+            }
             say!(
                 "interrupted after {} seeds ({rate} seeds/s): {} rows of the finished chunks -> {dest}{again}",
                 report.examined,

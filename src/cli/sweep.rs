@@ -52,6 +52,10 @@ pub struct SweepArgs {
     /// one per task). Combine the shard folders with `cavesweep merge`.
     #[arg(long, value_name = "K/N|auto[/N]", value_parser = super::worded::<ShardArg>)]
     shard: Option<ShardArg>,
+    /// Table files: `csv` (summary.csv, seeds.csv, ...), `parquet` (summary.parquet,
+    /// seeds.parquet, ...: typed, compressed columns for pandas, polars, DuckDB) or `both`.
+    #[arg(long, default_value = "csv", value_name = "csv|parquet|both", value_parser = super::worded::<sweep::Format>)]
+    format: sweep::Format,
     /// Seeds per chunk, the unit of work and of checkpointing (default: from the seed count).
     #[arg(long)]
     chunk: Option<u64>,
@@ -159,6 +163,7 @@ pub fn main(a: SweepArgs) -> Result<()> {
         gate,
         metrics: a.metrics,
         per_seed: a.per_seed,
+        format: a.format,
         chunk: a.chunk,
     })?;
     let shards = match &a.shard {

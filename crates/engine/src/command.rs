@@ -38,6 +38,54 @@ pub fn recorded_args(with_value: &[&str], alone: &[&str]) -> String {
     out.join(" ")
 }
 
+/// `line` (as [`recorded_args`] or [`CommandLine`] render it) without the flag `flag` and its
+/// value (`--chunk 100`, `--chunk=100`). Words are split as a POSIX shell splits these lines:
+/// at spaces outside `'...'` and `$'...'` quotes.
+pub fn without_flag(line: &str, flag: &str) -> String {
+    let mut words: Vec<String> = Vec::new();
+    let mut word = String::new();
+    let (mut quoted, mut dollar, mut escaped) = (false, false, false);
+    for c in line.chars() {
+        if quoted {
+            word.push(c);
+            if dollar && escaped {
+                escaped = false;
+            } else if dollar && c == '\\' {
+                escaped = true;
+            } else if c == '\'' {
+                quoted = false;
+            }
+            continue;
+        }
+        match c {
+            ' ' => {
+                if !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+            }
+            '\'' => {
+                dollar = word.ends_with('$');
+                quoted = true;
+                word.push(c);
+            }
+            _ => word.push(c),
+        }
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    let mut out = Vec::new();
+    let mut it = words.into_iter();
+    while let Some(w) = it.next() {
+        if w == flag {
+            it.next();
+        } else if !w.starts_with(&format!("{flag}=")) {
+            out.push(w);
+        }
+    }
+    out.join(" ")
+}
+
 /// [`shell_quote`] for an argument that may not be UTF-8: such bytes are written as `\xHH`
 /// inside bash's `$'...'` quoting, so the recorded line still reruns the command.
 pub fn shell_quote_os(s: &std::ffi::OsStr) -> String {
@@ -113,6 +161,15 @@ impl CommandLine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_flag_is_taken_out_of_a_line() {
+        let line = "cavesweep sweep --gate 'a --chunk 5' --chunk 100 --seeds 0..10 --chunk=7 $'x\\' --chunk 1'";
+        assert_eq!(
+            without_flag(line, "--chunk"),
+            "cavesweep sweep --gate 'a --chunk 5' --seeds 0..10 $'x\\' --chunk 1'"
+        );
+    }
 
     #[test]
     fn values_are_quoted_as_a_shell_reads_them() {

@@ -22,7 +22,7 @@ use std::sync::mpsc;
 /// points on a 100,000-point grid, tens of ms) without stalling the workers: 16 batches of 2 ms
 /// of work each. Bounded in memory: a batch holds at most [`BATCH_LEN`] small results or, for
 /// chunks slower than 2 ms, one chunk (its `seeds.csv` rows, under a MB).
-const BACKLOG_PER_THREAD: usize = 16;
+pub(crate) const BACKLOG_PER_THREAD: usize = 16;
 /// A worker hands its results over in batches, at the latest after this long (or this many
 /// results): a sweep of a 100,000-point grid with a few seeds per point finishes a chunk every
 /// few microseconds, and waking the collector for each would cost more than the chunk.
@@ -65,6 +65,27 @@ pub fn run<J, W, R, E>(
     jobs: impl Iterator<Item = J> + Send,
     init: impl Fn() -> W + Sync,
     work: impl Fn(&mut W, J) -> Option<R> + Sync,
+    collect: impl FnMut(R) -> Result<ControlFlow<()>, E>,
+) -> Result<(), E>
+where
+    J: Send,
+    R: Send,
+    E: From<ThreadsError>,
+{
+    run_with_backlog(threads, BACKLOG_PER_THREAD, stop, jobs, init, work, collect)
+}
+
+/// [`run`] with `backlog` batches per worker thread that may wait for the collector (instead
+/// of the default, 16): fewer for results that hold more memory (a sweep's chunks that
+/// carry their rows twice, as CSV and typed for Parquet), so that a collector that falls
+/// behind for a moment holds a few MB of them, not a hundred.
+pub fn run_with_backlog<J, W, R, E>(
+    threads: usize,
+    backlog: usize,
+    stop: &AtomicBool,
+    jobs: impl Iterator<Item = J> + Send,
+    init: impl Fn() -> W + Sync,
+    work: impl Fn(&mut W, J) -> Option<R> + Sync,
     mut collect: impl FnMut(R) -> Result<ControlFlow<()>, E>,
 ) -> Result<(), E>
 where
@@ -77,7 +98,7 @@ where
     let jobs = Mutex::new(jobs);
     // Raised when the collector has seen enough or failed: no new jobs, in-flight ones finish.
     let no_more = AtomicBool::new(false);
-    let (tx, rx) = mpsc::sync_channel::<Vec<R>>(threads * BACKLOG_PER_THREAD);
+    let (tx, rx) = mpsc::sync_channel::<Vec<R>>(threads * backlog.max(1));
     std::thread::scope(|s| {
         let (jobs, no_more, init, work) = (&jobs, &no_more, &init, &work);
         // Builder::spawn_scoped, not s.spawn: a thread that cannot start is an error, not a

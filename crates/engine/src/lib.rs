@@ -35,6 +35,7 @@
 //!     metrics: "components,floor_fraction".parse::<MetricSet>()?,
 //!     per_seed: PerSeed::None,
 //!     chunk: None,
+//!     format: sweep::Format::Csv,
 //! })?;
 //! let stop = AtomicBool::new(false);
 //! let opts = RunOptions {

@@ -307,7 +307,7 @@ pub fn load(dir: &Path) -> Result<Sweep, ReportError> {
 /// copied elsewhere, as in `results/`) is reported from its files as they are.
 fn check_recorded(dir: &Path) -> Result<(), ReportError> {
     // seeds.csv is not read by the report (and may be large): not checked.
-    folder::check_final_files(dir, &["seeds.csv"])
+    folder::check_final_files(dir, &["seeds.csv", "seeds.parquet"])
         .map_err(|e| ReportError::Input(cavesweep_engine::error::text(&e)))
 }
 
@@ -445,6 +445,11 @@ impl Table {
         })
     }
 
+    /// Whether the table was read from a Parquet file (as the CSV it stands for).
+    fn is_parquet(&self) -> bool {
+        self.path.extension().is_some_and(|e| e == "parquet")
+    }
+
     fn err(&self, line: u64, msg: impl std::fmt::Display) -> ReportError {
         ReportError::Input(format!("{} line {line}: {msg}", self.path.display()))
     }
@@ -527,7 +532,11 @@ enum Tables<'a> {
 impl Tables<'_> {
     fn open(&self, name: &str) -> Result<Option<Table>, ReportError> {
         match self {
-            Tables::Folder(dir) => Table::open(dir.join(name)),
+            Tables::Folder(dir) => match Table::open(dir.join(name))? {
+                Some(t) => Ok(Some(t)),
+                // A folder swept with `--format parquet` has the same tables as Parquet.
+                None => parquet_table(dir, name, MAX_PARQUET_ROWS),
+            },
             Tables::Provisional(dir, p) => {
                 let bytes = match name {
                     "summary.csv" => &p.summary,
@@ -542,6 +551,25 @@ impl Tables<'_> {
     }
 }
 
+/// The most rows a Parquet table is read with (it is held in memory as the CSV it stands
+/// for): a 1,000,000-point grid's summary.
+const MAX_PARQUET_ROWS: u64 = 1_000_000;
+
+/// `NAME.parquet` (for `NAME.csv`) in `dir`, as a [`Table`] over the CSV it stands for.
+fn parquet_table(dir: &Path, csv_name: &str, max_rows: u64) -> Result<Option<Table>, ReportError> {
+    let Some(stem) = csv_name.strip_suffix(".csv") else {
+        return Ok(None);
+    };
+    match folder::parquet_as_csv(dir, stem, max_rows).map_err(ReportError::Input)? {
+        None => Ok(None),
+        Some(bytes) => Table::from_reader(
+            dir.join(format!("{stem}.parquet")),
+            Box::new(std::io::Cursor::new(bytes)),
+        )
+        .map(Some),
+    }
+}
+
 /// Read the CSV files in `tables` (the sweep folder, or the provisional tables of a running one).
 fn read_csvs(s: &mut Sweep, tables: &Tables) -> Result<(), ReportError> {
     let index: HashMap<Vec<String>, usize> = s
@@ -553,7 +581,11 @@ fn read_csvs(s: &mut Sweep, tables: &Tables) -> Result<(), ReportError> {
     let np = s.axes.len();
     if let Some(mut t) = tables.open("summary.csv")? {
         t.check_params(&s.axes)?;
-        s.found.push("summary.csv");
+        s.found.push(if t.is_parquet() {
+            "summary.parquet"
+        } else {
+            "summary.csv"
+        });
         let seeds = t.col("seeds")?;
         let passed = t.col("passed")?;
         s.gates.clear();
@@ -625,7 +657,11 @@ fn read_csvs(s: &mut Sweep, tables: &Tables) -> Result<(), ReportError> {
     }
     if let Some(mut t) = tables.open("trajectory.csv")? {
         t.check_params(&s.axes)?;
-        s.found.push("trajectory.csv");
+        s.found.push(if t.is_parquet() {
+            "trajectory.parquet"
+        } else {
+            "trajectory.csv"
+        });
         let step = t.col("step")?;
         let cols = STATS.map(|st| t.cols.get(st).copied());
         let points = &mut s.points;
@@ -644,7 +680,11 @@ fn read_csvs(s: &mut Sweep, tables: &Tables) -> Result<(), ReportError> {
     }
     if let Some(mut t) = tables.open("components.csv")? {
         t.check_params(&s.axes)?;
-        s.found.push("components.csv");
+        s.found.push(if t.is_parquet() {
+            "components.parquet"
+        } else {
+            "components.csv"
+        });
         let (k, n) = (t.col("components")?, t.col("caves")?);
         let points = &mut s.points;
         for_rows(&mut t, &index, np, |rec, p| {
@@ -660,6 +700,8 @@ fn read_csvs(s: &mut Sweep, tables: &Tables) -> Result<(), ReportError> {
     }
     if s.dir.join("seeds.csv").exists() {
         s.found.push("seeds.csv");
+    } else if s.dir.join("seeds.parquet").exists() {
+        s.found.push("seeds.parquet");
     }
     Ok(())
 }
@@ -686,12 +728,21 @@ pub fn seed_rows(
     max_bytes: u64,
 ) -> Result<Option<HashMap<usize, Vec<SeedRow>>>, ReportError> {
     let path = s.dir.join("seeds.csv");
-    match fs::symlink_metadata(&path) {
-        Ok(m) if m.is_file() && m.len() <= max_bytes => {}
+    let parquet = s.dir.join("seeds.parquet");
+    let mut t = match fs::symlink_metadata(&path) {
+        Ok(m) if m.is_file() && m.len() <= max_bytes => match Table::open(path)? {
+            Some(t) => t,
+            None => return Ok(None),
+        },
+        // Parquet: its rows are made into CSV in memory, and Parquet is ~5x smaller than
+        // the CSV: the same budget in CSV bytes, as rows (~60 bytes each).
+        Err(_) if fs::symlink_metadata(&parquet).is_ok_and(|m| m.is_file()) => {
+            match parquet_table(&s.dir, "seeds.csv", max_bytes / 60) {
+                Ok(Some(t)) => t,
+                _ => return Ok(None),
+            }
+        }
         _ => return Ok(None),
-    }
-    let Some(mut t) = Table::open(path)? else {
-        return Ok(None);
     };
     t.check_params_after_seed(&s.axes)?;
     let seed = t.col("seed")?;

@@ -154,7 +154,9 @@ impl Page<'_> {
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
-        let rows = if s.per_seed != "none" && s.found.contains(&"seeds.csv") {
+        let rows = if s.per_seed != "none"
+            && (s.found.contains(&"seeds.csv") || s.found.contains(&"seeds.parquet"))
+        {
             model::seed_rows(s, &wanted, MAX_SEEDS_CSV)?
         } else {
             None

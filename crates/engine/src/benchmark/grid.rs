@@ -117,6 +117,7 @@ fn plan(case: &Case, seeds: u64, metrics: MetricSet) -> Result<Plan, SweepError>
         gate: Gate::default(),
         metrics,
         per_seed: PerSeed::None,
+        format: sweep::Format::Csv,
         chunk: None,
     })
 }

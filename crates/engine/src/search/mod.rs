@@ -227,6 +227,9 @@ pub fn read_seeds(path: &Path) -> Result<Vec<u64>, SearchError> {
         path: path.display().to_string(),
         msg,
     };
+    if path.extension().is_some_and(|e| e == "parquet") {
+        return read_parquet_seeds(path);
+    }
     let file = crate::io::open_input(path).map_err(|e| err(format!("cannot read: {e}")))?;
     let file = crate::io::LineCapped::new(std::io::BufReader::new(file), MAX_SEEDS_FROM_LINE);
     let mut r = csv::ReaderBuilder::new().flexible(true).from_reader(file);
@@ -259,6 +262,49 @@ pub fn read_seeds(path: &Path) -> Result<Vec<u64>, SearchError> {
     }
     if seeds.is_empty() {
         return Err(err("no seeds (the file has a header but no rows)".into()));
+    }
+    Ok(seeds)
+}
+
+/// The `seed` column of a Parquet file (a sweep's `seeds.parquet`, a search's output), with
+/// the limits of [`read_seeds`].
+fn read_parquet_seeds(path: &Path) -> Result<Vec<u64>, SearchError> {
+    use crate::store::parquet::{self, Col};
+    let err = |msg: String| SearchError::SeedsFrom {
+        path: path.display().to_string(),
+        msg,
+    };
+    let file = crate::io::open_input(path).map_err(|e| err(format!("cannot read: {e}")))?;
+    let t = parquet::read(file, MAX_SEEDS_FROM as u64).map_err(|e| {
+        if e.to_string().contains("this reader holds") {
+            SearchError::TooManyListed {
+                path: path.display().to_string(),
+            }
+        } else {
+            err(format!("not a Parquet file: {e}"))
+        }
+    })?;
+    let col = t
+        .names
+        .iter()
+        .position(|n| n == "seed")
+        .ok_or_else(|| err("no \"seed\" column".into()))?;
+    let seeds: Vec<u64> = match &t.cols[col] {
+        Col::U64(v) => v.iter().map(|s| s.ok_or(())).collect(),
+        Col::I64(v) => v
+            .iter()
+            .map(|s| s.and_then(|s| u64::try_from(s).ok()).ok_or(()))
+            .collect(),
+        _ => Err(()),
+    }
+    .map_err(|()| {
+        err(format!(
+            "the seed column must hold whole numbers from 0 to {}, without nulls",
+            crate::sweep::MAX_SEED
+        ))
+    })?;
+    if seeds.is_empty() {
+        return Err(err("no seeds (the file has no rows)".into()));
     }
     Ok(seeds)
 }

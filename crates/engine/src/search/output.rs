@@ -14,6 +14,11 @@
 //!    only then is the PNG folder created (a refused search leaves none behind);
 //! 5. [`OutFile::finish`]: fsync, then the completion mark.
 //!
+//! A path ending in `.parquet` gets the same rows as a Parquet table (`seed` u64, each metric
+//! f64, null where the CSV is empty; [`crate::store::parquet`]), written through the same
+//! [`Counted`] writer: row groups go to disk as they fill, and [`OutFile::end_interrupted`]
+//! writes the footer after a Ctrl-C so the file holds the finished chunks' rows.
+//!
 //! The CLI and Python differ only in how they word the errors ([`OutputError`] is typed so each
 //! adds its own flag names) and in what they do with the rows.
 
@@ -25,6 +30,7 @@ use super::checkpoint::{self, Checkpoint, Completed};
 use super::{ChunkRecord, Search, SearchError, read_seeds};
 use crate::io::Folder;
 use crate::store::files::{self, Counted};
+use crate::store::parquet::{self, ColType, ParquetTable};
 
 /// Why a search's output file cannot be opened or finished. The messages name no flag: the
 /// caller adds its own (`--out`/`--force`, `out=`/`force=True`).
@@ -117,9 +123,36 @@ pub struct OutFile {
     path: PathBuf,
     checkpoint: Checkpoint,
     prior: Vec<ChunkRecord>,
-    file: Counted<BufWriter<File>>,
+    file: Sink,
     rows: u64,
     repaired: bool,
+    /// The command, for a Parquet file's metadata.
+    command: String,
+}
+
+/// The file's format: CSV bytes as they come, or a Parquet table made of them.
+enum Sink {
+    Csv(Counted<BufWriter<File>>),
+    /// The table is started by the first write (the header, which names its columns).
+    Parquet(ParquetSink),
+}
+
+/// The file's writer, the Parquet footer written first (a file that never got its header is
+/// left empty).
+fn close_sink(file: Sink) -> io::Result<Counted<BufWriter<File>>> {
+    match file {
+        Sink::Csv(f) | Sink::Parquet(ParquetSink::Start(f)) => Ok(f),
+        Sink::Parquet(ParquetSink::Table(t)) => t.finish(),
+        Sink::Parquet(ParquetSink::Gone) => Err(io::Error::other("an earlier write failed")),
+    }
+}
+
+/// A Parquet output before its header (`Start`) or after.
+enum ParquetSink {
+    Start(Counted<BufWriter<File>>),
+    Table(Box<ParquetTable<Counted<BufWriter<File>>>>),
+    /// Only while a write is failing half-way.
+    Gone,
 }
 
 /// Steps 1-4 of the protocol (see the module docs) for `search` writing `path`. `command`:
@@ -179,13 +212,20 @@ pub fn open(
         })?;
     // Last: a search refused for any reason above leaves no PNG folder behind.
     search.create_match_dirs()?;
+    let file = Counted::new(BufWriter::new(file));
+    let file = if path.extension().is_some_and(|e| e == "parquet") {
+        Sink::Parquet(ParquetSink::Start(file))
+    } else {
+        Sink::Csv(file)
+    };
     Ok(Opened::Open(Box::new(OutFile {
         path: path.to_path_buf(),
         checkpoint,
         prior,
-        file: Counted::new(BufWriter::new(file)),
+        file,
         rows: 0,
         repaired,
+        command: command.to_string(),
     })))
 }
 
@@ -244,12 +284,51 @@ impl OutFile {
     }
 
     /// Write `bytes` (the header, or the rows of a batch holding `rows` matches) and flush, so
-    /// a reader tailing the file sees them.
+    /// a reader tailing the file sees them. A Parquet file takes them into its current row
+    /// group, written when full ([`parquet::rows_per_group`]).
     pub fn write(&mut self, bytes: &[u8], rows: u64) -> io::Result<()> {
-        self.file.write_all(bytes)?;
-        self.file.flush()?;
+        match &mut self.file {
+            Sink::Csv(f) => {
+                f.write_all(bytes)?;
+                f.flush()?;
+            }
+            Sink::Parquet(p) => match std::mem::replace(p, ParquetSink::Gone) {
+                ParquetSink::Start(f) => {
+                    // The header: `seed`, then metrics.
+                    let cols = parquet::columns_of(bytes, |i, _| {
+                        if i == 0 { ColType::U64 } else { ColType::F64 }
+                    });
+                    let meta = [
+                        ("cavesweep.table", "search".to_string()),
+                        ("cavesweep.version", env!("CARGO_PKG_VERSION").to_string()),
+                        ("cavesweep.command", self.command.clone()),
+                    ];
+                    *p = ParquetSink::Table(Box::new(ParquetTable::new(f, &cols, &meta)?));
+                }
+                ParquetSink::Table(mut t) => {
+                    let r = t.write_csv(bytes);
+                    *p = ParquetSink::Table(t);
+                    r?;
+                }
+                ParquetSink::Gone => return Err(io::Error::other("an earlier write failed")),
+            },
+        }
         self.rows += rows;
         Ok(())
+    }
+
+    /// The search was stopped: leave a valid file of the rows written so far (a Parquet file
+    /// gets its last row group and footer; a CSV file is whole already), not marked complete,
+    /// so a rerun resumes and rewrites it.
+    pub fn end_interrupted(self) -> Result<(), OutputError> {
+        let path = self.path.clone();
+        close_sink(self.file)
+            .and_then(|mut f| f.flush())
+            .map_err(|source| OutputError::File {
+                what: "write",
+                path,
+                source,
+            })
     }
 
     /// A chunk finished: record it in the checkpoint.
@@ -266,23 +345,34 @@ impl OutFile {
     /// The search completed: make the file durable, then replace the checkpoint's records by
     /// the completion mark (killed in between, the rerun rewrites the file from the records).
     pub fn finish(self) -> Result<(), OutputError> {
-        let record = self.file.record();
-        let file = self
-            .file
-            .into_inner()
+        let OutFile {
+            path,
+            checkpoint,
+            file,
+            rows,
+            ..
+        } = self;
+        let counted = close_sink(file).map_err(|source| OutputError::File {
+            what: "write",
+            path: path.clone(),
+            source,
+        })?;
+        let record = counted.record();
+        let file = counted.into_inner();
+        let file = file
             .into_inner()
             .map_err(|e| e.into_error())
             .and_then(|f| f.sync_all().map(|()| f))
             .map_err(|source| OutputError::File {
                 what: "write",
-                path: self.path.clone(),
+                path: path.clone(),
                 source,
             })?;
         drop(file);
-        self.checkpoint.finish(Completed {
+        checkpoint.finish(Completed {
             size: record.size,
             crc32: record.crc32,
-            rows: self.rows,
+            rows,
         })?;
         Ok(())
     }

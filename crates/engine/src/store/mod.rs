@@ -24,13 +24,16 @@
 //!   determines the results), `shard`, `command`, `complete`, `files` (JSON: name -> size, crc32);
 //! - `points(point, closed, seeds, passed, done, stats, crc)`: per grid point, its statistics and,
 //!   until it is closed (every chunk of it done), the ranges of its chunks that are done;
-//! - `rows(chunk, n, data, crc)`: the `n > 0` CSV rows a chunk contributes to a row file;
+//! - `rows(chunk, n, data, crc)`: the `n > 0` CSV rows a chunk contributes to a row file (the
+//!   Parquet tables are made from the same rows, see [`parquet`]);
 //! - `runs(started, argv, host, pid, version)`: every invocation that wrote the folder.
 
 mod error;
 pub mod files;
 pub mod lock;
+pub mod parquet;
 pub mod ranges;
+pub mod table;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -30,6 +30,7 @@ use std::ops::Range;
 use std::str::FromStr;
 
 use crate::error::{Param, Worded, Words};
+pub use crate::store::table::Format;
 use cavesweep_core::measure::MetricSet;
 use cavesweep_core::query::Gate;
 use cavesweep_core::recipe::{Recipe, RecipeError};
@@ -356,6 +357,10 @@ pub struct SweepSpec {
     pub per_seed: PerSeed,
     /// Seeds per chunk; `None` picks [`default_chunk`].
     pub chunk: Option<u64>,
+    /// The tables' file format (`--format`): CSV, Parquet or both. Part of the definition (and
+    /// of the fingerprint when not CSV) because it decides which files the folder holds: a
+    /// rerun with another format is another sweep, and `merge` writes what the shards wrote.
+    pub format: Format,
 }
 
 /// The largest `--chunk` (of sweeps and searches): a chunk is the unit of work and of
@@ -566,6 +571,23 @@ impl Plan {
         a..a + self.chunks_per_point
     }
 
+    /// The final files this sweep writes (its shards too), in [`state::OUTPUTS`] order:
+    /// the tables in its format (`seeds` only with per-seed rows), then `manifest.json`.
+    pub fn outputs(&self) -> Vec<&'static str> {
+        state::OUTPUTS
+            .iter()
+            .copied()
+            .filter(|n| {
+                let (stem, ext) = n.rsplit_once('.').expect("names have extensions");
+                match ext {
+                    "csv" if !self.spec.format.csv() => false,
+                    "parquet" if !self.spec.format.parquet() => false,
+                    _ => stem != "seeds" || self.spec.per_seed != PerSeed::None,
+                }
+            })
+            .collect()
+    }
+
     /// The varied keys (the parameter columns).
     pub fn param_names(&self) -> Vec<&str> {
         self.spec.varies.iter().map(|v| v.key.as_str()).collect()
@@ -585,6 +607,10 @@ impl Plan {
             "per_seed": self.spec.per_seed.to_string(),
             "chunk": self.chunk,
         });
+        // Only when not CSV: the fingerprint of a CSV sweep is what it was before Parquet.
+        if self.spec.format != Format::Csv {
+            fp["format"] = self.spec.format.to_string().into();
+        }
         let named = self.spec.gate.named();
         if !named.is_empty() {
             fp["gates"] = named
@@ -649,12 +675,34 @@ impl Plan {
                 .map_err(|e| bad(e.to_string()))?,
             per_seed: s("per_seed")?.parse::<PerSeed>()?,
             chunk: fp.get("chunk").and_then(|c| c.as_u64()),
+            format: match fp.get("format") {
+                None => Format::Csv,
+                Some(f) => f
+                    .as_str()
+                    .ok_or_else(|| bad("\"format\" is not text".into()))?
+                    .parse()
+                    .map_err(|e: crate::store::table::FormatError| bad(e.to_string()))?,
+            },
         };
         let plan = Plan::new(spec)?;
-        if &plan.fingerprint() != fp {
+        let mut rebuilt = plan.fingerprint();
+        if fp.get("chunk").is_none() {
+            // A table's definition ([`Plan::table_definition`]): any chunking writes its bytes.
+            rebuilt.as_object_mut().map(|o| o.remove("chunk"));
+        }
+        if &rebuilt != fp {
             return Err(bad("it does not rebuild the same sweep".into()));
         }
         Ok(plan)
+    }
+
+    /// The fingerprint without the chunk size, which changes no byte of the tables: what a
+    /// Parquet table's metadata records (so the table is byte-identical whatever `--chunk`),
+    /// and what [`Plan::from_fingerprint`] rebuilds a plan from (with the default chunking).
+    pub fn table_definition(&self) -> serde_json::Value {
+        let mut fp = self.fingerprint();
+        fp.as_object_mut().map(|o| o.remove("chunk"));
+        fp
     }
 }
 
@@ -754,6 +802,7 @@ mod tests {
             metrics: MetricSet::ALL,
             per_seed: PerSeed::Kept,
             chunk: None,
+            format: Format::Csv,
         }
     }
 

@@ -12,9 +12,14 @@
 //! - `components.csv`: per grid point and component count: params, `components`, `caves`;
 //! - `seeds.csv`: per cave (per `--per-seed`): `seed`, params, each computed metric, `passed`
 //!   (the unnamed gate), then `passed[NAME]` per named gate.
+//!
+//! With `--format parquet|both` the same rows also go into `NAME.parquet`
+//! ([`crate::store::parquet`]), typed by [`columns`]: the parameters by their values,
+//! counts as unsigned integers, gate verdicts as booleans, everything else as doubles.
 
 use super::Plan;
 use super::stats::{PointStats, Summary};
+use crate::store::parquet::{self, ColType, Columns};
 use cavesweep_core::measure::{Metric, MetricSet, Values};
 use cavesweep_core::query::GateResult;
 
@@ -39,7 +44,7 @@ pub fn push_num(out: &mut Vec<u8>, v: f64) {
 }
 
 /// Quote a field if CSV needs it.
-fn push_field(out: &mut Vec<u8>, s: &str) {
+pub fn push_field(out: &mut Vec<u8>, s: &str) {
     if s.contains([',', '"', '\n', '\r']) {
         out.push(b'"');
         out.extend_from_slice(s.replace('"', "\"\"").as_bytes());
@@ -81,7 +86,7 @@ pub fn seed_row(
     out.push(b'\n');
 }
 
-fn header(out: &mut Vec<u8>, first: &[&str], plan: &Plan, rest: &[String]) {
+fn header_of(out: &mut Vec<u8>, first: &[&str], plan: &Plan, rest: &[String]) {
     let cols: Vec<String> = first
         .iter()
         .map(|s| s.to_string())
@@ -109,8 +114,61 @@ pub fn seeds_header(plan: &Plan) -> Vec<u8> {
             .iter()
             .map(|(n, _)| format!("passed[{n}]")),
     );
-    header(&mut out, &["seed"], plan, &rest);
+    header_of(&mut out, &["seed"], plan, &rest);
     out
+}
+
+/// The type of each parameter column, by the values of its axis
+/// ([`parquet::param_type`]).
+pub fn param_types(plan: &Plan) -> Vec<ColType> {
+    plan.spec
+        .varies
+        .iter()
+        .map(|v| {
+            let values: Vec<String> = (0..v.len()).map(|i| v.value(i)).collect();
+            parquet::param_type(&v.key, values.iter().map(String::as_str))
+        })
+        .collect()
+}
+
+/// The typed columns of table `stem` (`summary`, `trajectory`, `components`, `seeds`): the
+/// names of its CSV header, each with the type its values have.
+pub fn columns(plan: &Plan, stem: &str) -> Columns {
+    let params = param_types(plan);
+    let np = params.len();
+    let (header, first) = match stem {
+        "summary" => (summary_header(plan), 0),
+        "trajectory" => (trajectory_header(plan), 0),
+        "components" => (components_header(plan), 0),
+        _ => (seeds_header(plan), 1),
+    };
+    parquet::columns_of(&header, |i, name| {
+        if i == 0 && first == 1 {
+            return ColType::U64;
+        }
+        if (first..first + np).contains(&i) {
+            return params[i - first];
+        }
+        match (stem, name) {
+            ("summary", "recipe") => ColType::Str,
+            ("summary", "seeds" | "passed") => ColType::U64,
+            ("summary", n) if n.starts_with("fail[") => ColType::U64,
+            ("trajectory", "step" | "n") => ColType::U64,
+            ("components", _) => ColType::U64,
+            ("seeds", n) if n == "passed" || n.starts_with("passed[") => ColType::Bool,
+            _ => ColType::F64,
+        }
+    })
+}
+
+/// The CSV header of table `stem`.
+pub fn header(plan: &Plan, stem: &str) -> Vec<u8> {
+    match stem {
+        "summary" => summary_header(plan),
+        "trajectory" => trajectory_header(plan),
+        "components" => components_header(plan),
+        _ => seeds_header(plan),
+    }
 }
 
 /// Shortest forms of the numbers that recur from grid point to grid point, by their bits: a
@@ -240,7 +298,7 @@ pub fn summary_header(plan: &Plan) -> Vec<u8> {
     for m in plan.computed.iter() {
         rest.extend(STAT_NAMES.iter().map(|s| format!("{}_{s}", m.name())));
     }
-    header(&mut out, &[], plan, &rest);
+    header_of(&mut out, &[], plan, &rest);
     out
 }
 
@@ -287,7 +345,7 @@ pub fn trajectory_header(plan: &Plan) -> Vec<u8> {
     let mut out = Vec::new();
     let mut rest: Vec<String> = vec!["step".into(), "n".into()];
     rest.extend(STAT_NAMES.iter().map(|s| s.to_string()));
-    header(&mut out, &[], plan, &rest);
+    header_of(&mut out, &[], plan, &rest);
     out
 }
 
@@ -322,7 +380,7 @@ fn trajectory_rows_cached(
 /// The `components.csv` header.
 pub fn components_header(plan: &Plan) -> Vec<u8> {
     let mut out = Vec::new();
-    header(&mut out, &[], plan, &["components".into(), "caves".into()]);
+    header_of(&mut out, &[], plan, &["components".into(), "caves".into()]);
     out
 }
 

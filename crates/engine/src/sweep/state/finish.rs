@@ -3,6 +3,9 @@
 //! completion mark.
 
 use super::*;
+use crate::store::files::Output;
+use crate::store::parquet::{Batch, BatchPool, ParquetTable};
+use crate::store::table::{Format, NamedError, TableOut};
 
 /// The three per-point final files of a fresh sweep, written while it runs: each closed point's
 /// rows (formatted by its worker) are appended in point order, the few that close early waiting
@@ -12,7 +15,7 @@ use super::*;
 /// store and formatting it again (what a resumed sweep does). An interrupted run leaves only
 /// temporaries, removed by the next run.
 pub(super) struct Stream {
-    outs: [Output; 3],
+    outs: [TableOut; 3],
     /// The next point to write.
     next: usize,
     /// Rows of closed points after `next`.
@@ -20,15 +23,13 @@ pub(super) struct Stream {
 }
 
 impl Stream {
-    const NAMES: [&str; 3] = ["summary.csv", "trajectory.csv", "components.csv"];
-
     /// Take point `p`'s rows and write every point now in order.
     pub(super) fn put(
         &mut self,
         share: Share,
         p: usize,
         rows: [Vec<u8>; 3],
-    ) -> Result<(), (&'static str, std::io::Error)> {
+    ) -> Result<(), NamedError> {
         if p == self.next && share.owned(p) > 0 {
             // The usual case: the next point in order, written without waiting in the map.
             self.write(&rows)?;
@@ -38,18 +39,15 @@ impl Stream {
         self.advance(share)
     }
 
-    pub(super) fn write(
-        &mut self,
-        rows: &[Vec<u8>; 3],
-    ) -> Result<(), (&'static str, std::io::Error)> {
-        for ((out, name), bytes) in self.outs.iter_mut().zip(Self::NAMES).zip(rows) {
-            out.write_all(bytes).map_err(|e| (name, e))?;
+    pub(super) fn write(&mut self, rows: &[Vec<u8>; 3]) -> Result<(), NamedError> {
+        for (out, bytes) in self.outs.iter_mut().zip(rows) {
+            out.write_rows(bytes)?;
         }
         self.next += 1;
         Ok(())
     }
 
-    pub(super) fn advance(&mut self, share: Share) -> Result<(), (&'static str, std::io::Error)> {
+    pub(super) fn advance(&mut self, share: Share) -> Result<(), NamedError> {
         let plan = share.plan;
         while self.next < plan.n_points() {
             let p = self.next;
@@ -72,7 +70,57 @@ impl Stream {
     }
 }
 
-impl SweepState<'_> {
+/// `seeds.parquet` of a fresh sweep, written while it runs: each chunk's rows, built typed by
+/// its worker ([`Worker::with_typed_rows`]), are appended in chunk order (the order work is
+/// handed out; the few chunks that finish early wait in memory for those before them), a row
+/// group written whenever one is full. So the file is made without parsing a row back, in
+/// memory that stays flat, and [`SweepState::finish`] only writes its last row group and footer.
+/// A resumed sweep writes it from the store's rows instead ([`SweepState::write_seeds`]): the
+/// same values, so the same bytes. An interrupted run leaves only its temporary, removed by the
+/// next run.
+pub(super) struct SeedsStream<'p> {
+    table: ParquetTable<Output>,
+    /// The chunk ids still to come, in order, and the next one.
+    order: Box<dyn Iterator<Item = u64> + Send + 'p>,
+    next: Option<u64>,
+    /// Typed rows of finished chunks after `next`.
+    waiting: BTreeMap<u64, Option<Batch>>,
+    /// A chunk came without its typed rows: the stream cannot be whole.
+    broken: bool,
+    /// Where written batches go back to, for the workers ([`Worker::with_typed_rows`]).
+    pub(super) pool: BatchPool,
+}
+
+impl SeedsStream<'_> {
+    /// Take chunk `id`'s `n` typed rows and write every chunk now in order.
+    pub(super) fn put(&mut self, id: u64, n: u64, typed: Option<Batch>) -> std::io::Result<()> {
+        if n > 0 && typed.as_ref().is_none_or(|b| b.rows() as u64 != n) {
+            self.broken = true;
+        }
+        if self.broken {
+            return Ok(());
+        }
+        self.waiting.insert(id, typed);
+        while let Some(next) = self.next {
+            let Some(b) = self.waiting.remove(&next) else {
+                break;
+            };
+            if let Some(b) = b {
+                self.table.write_batch(&b)?;
+                self.pool.give(b);
+            }
+            self.next = self.order.next();
+        }
+        Ok(())
+    }
+
+    /// Every chunk written.
+    fn is_whole(&self) -> bool {
+        !self.broken && self.next.is_none() && self.waiting.is_empty()
+    }
+}
+
+impl<'p> SweepState<'p> {
     /// Regenerate the seed rows of `rows_to_redo`'s done chunks (statistics are kept).
     pub(super) fn redo_rows(
         &mut self,
@@ -145,6 +193,25 @@ impl SweepState<'_> {
                 "quantiles": "p05/p50/p95 from an HDR histogram at 3 significant digits (fractions scaled by 1e6); mean and sd from exact fixed-point sums",
             },
         });
+        let mut m = m;
+        if self.plan.spec.format.parquet() {
+            // Only for Parquet sweeps: a CSV sweep's manifest is what it was before Parquet.
+            let files = &mut m["files"];
+            if !self.plan.spec.format.csv() {
+                for stem in super::TABLES {
+                    files
+                        .as_object_mut()
+                        .expect("files is an object")
+                        .remove(&format!("{stem}.csv"));
+                }
+            }
+            for stem in super::TABLES {
+                files[format!("{stem}.parquet")] = format!(
+                    "{stem}.csv's rows as typed Parquet columns (zstd; seed and counts u64, metrics f64 with nulls for empty values, passed* booleans), the sweep's definition in the key-value metadata"
+                )
+                .into();
+            }
+        }
         let mut v = serde_json::to_vec_pretty(&m).expect("manifest serialises");
         v.push(b'\n');
         Ok(v)
@@ -156,8 +223,8 @@ impl SweepState<'_> {
         self.checkpoint(true)?;
         let dir = self.store.dir().to_path_buf();
         let plan = self.plan;
-        let mut recorded: BTreeMap<&str, FileRecord> = BTreeMap::new();
-        let [summary, traj, comps] = match self.stream.take() {
+        let mut recorded: BTreeMap<String, FileRecord> = BTreeMap::new();
+        let tables = match self.stream.take() {
             Some(stream) if stream.is_whole(plan) => stream.outs,
             partial => {
                 // Dropped unfinished: its temporaries go.
@@ -165,25 +232,45 @@ impl SweepState<'_> {
                 self.format_final()?
             }
         };
-        for (name, out) in [
-            ("summary.csv", summary),
-            ("trajectory.csv", traj),
-            ("components.csv", comps),
-        ] {
-            recorded.insert(name, out.finish().map_err(|e| self.io_err(name, e))?);
-            failpoint::kill(&format!("final:{name}"));
+        for table in tables {
+            for (name, rec) in table.finish().map_err(|(n, e)| self.io_err(&n, e))? {
+                failpoint::kill(&format!("final:{name}"));
+                recorded.insert(name, rec);
+            }
         }
         if plan.spec.per_seed != PerSeed::None {
-            let rec = match self.intact.get("seeds.csv") {
-                Some(&rec) => rec,
-                None => self.write_seeds()?,
+            let names = plan.spec.format.names("seeds");
+            let intact: Vec<(String, FileRecord)> = names
+                .iter()
+                .filter_map(|n| self.intact.get(n.as_str()).map(|&r| (n.clone(), r)))
+                .collect();
+            let written = if intact.len() == names.len() {
+                intact
+            } else {
+                // Dropped unless whole (its temporary goes): then written from the store.
+                let stream = self.seeds_stream.take().filter(SeedsStream::is_whole);
+                let mut written = self.write_seeds(stream.is_none())?;
+                if let Some(s) = stream {
+                    // As when written from the store: killed with the file half made.
+                    failpoint::kill("seeds-partial");
+                    let name = "seeds.parquet";
+                    let rec = s
+                        .table
+                        .finish()
+                        .and_then(Output::finish)
+                        .map_err(|e| self.io_err(name, e))?;
+                    written.push((name.to_string(), rec));
+                }
+                written
             };
-            recorded.insert("seeds.csv", rec);
-            failpoint::kill("final:seeds.csv");
+            for (name, rec) in written {
+                failpoint::kill(&format!("final:{name}"));
+                recorded.insert(name, rec);
+            }
         }
         let manifest = self.manifest(true)?;
         recorded.insert(
-            "manifest.json",
+            "manifest.json".to_string(),
             files::write_output(&dir, "manifest.json", |w| w.write_all(&manifest))
                 .map_err(|e| self.io_err("manifest.json", e))?,
         );
@@ -205,24 +292,11 @@ impl SweepState<'_> {
 
     /// The per-point final files formatted from the store's records (a resumed or merged sweep;
     /// a fresh one streams them, see [`Stream`]), ready to finish.
-    pub(super) fn format_final(&mut self) -> Result<[Output; 3], SweepError> {
+    pub(super) fn format_final(&mut self) -> Result<[TableOut; 3], SweepError> {
         let dir = self.store.dir().to_path_buf();
         let plan = self.plan;
-        let create = |name: &str| Output::create(&dir, name).map_err(|e| self.io_err(name, e));
-        let (mut summary, mut traj, mut comps) = (
-            create("summary.csv")?,
-            create("trajectory.csv")?,
-            create("components.csv")?,
-        );
-        let write_err = |name: &str, e: std::io::Error| write_err(&dir, name, e);
-        summary
-            .write_all(&output::summary_header(plan))
-            .map_err(|e| write_err("summary.csv", e))?;
-        traj.write_all(&output::trajectory_header(plan))
-            .map_err(|e| write_err("trajectory.csv", e))?;
-        comps
-            .write_all(&output::components_header(plan))
-            .map_err(|e| write_err("components.csv", e))?;
+        let [mut summary, mut traj, mut comps] = self.create_tables()?;
+        let write_err = |(name, e): NamedError| write_err(&dir, &name, e);
         // Points are read in batches and their rows formatted on every worker thread (the rows
         // of a 100,000-point grid are hundreds of MB of numbers), then written in order.
         let share = self.share;
@@ -257,14 +331,9 @@ impl SweepState<'_> {
             });
             for r in rows {
                 let [s, t, c] = r?;
-                summary
-                    .write_all(&s)
-                    .map_err(|e| write_err("summary.csv", e))?;
-                traj.write_all(&t)
-                    .map_err(|e| write_err("trajectory.csv", e))?;
-                comps
-                    .write_all(&c)
-                    .map_err(|e| write_err("components.csv", e))?;
+                summary.write_rows(&s).map_err(write_err)?;
+                traj.write_rows(&t).map_err(write_err)?;
+                comps.write_rows(&c).map_err(write_err)?;
             }
             a = b;
         }
@@ -305,7 +374,7 @@ impl SweepState<'_> {
         if let Some(stream) = &mut self.stream {
             let rows = c.rows.expect("rows are formatted while streaming");
             if let Err((name, e)) = stream.put(self.share, p, rows) {
-                return Err(self.io_err(name, e));
+                return Err(self.io_err(&name, e));
             }
         }
         Ok(())
@@ -313,19 +382,7 @@ impl SweepState<'_> {
 
     /// Open the final files for streaming, headers written.
     pub(super) fn start_stream(&self) -> Result<Stream, SweepError> {
-        let dir = self.store.dir();
-        let plan = self.plan;
-        let mut outs = Vec::new();
-        for (name, header) in [
-            ("summary.csv", output::summary_header(plan)),
-            ("trajectory.csv", output::trajectory_header(plan)),
-            ("components.csv", output::components_header(plan)),
-        ] {
-            let mut out = Output::create(dir, name).map_err(|e| self.io_err(name, e))?;
-            out.write_all(&header).map_err(|e| self.io_err(name, e))?;
-            outs.push(out);
-        }
-        let outs: [Output; 3] = outs.try_into().ok().expect("three files");
+        let outs = self.create_tables()?;
         let mut stream = Stream {
             outs,
             next: 0,
@@ -333,18 +390,104 @@ impl SweepState<'_> {
         };
         stream
             .advance(self.share)
-            .map_err(|(name, e)| self.io_err(name, e))?;
+            .map_err(|(name, e)| self.io_err(&name, e))?;
         Ok(stream)
     }
 
-    /// `seeds.csv` from the stored rows, in chunk order; a chunk whose record fails its checksum
-    /// is regenerated on the spot.
-    pub(super) fn write_seeds(&mut self) -> Result<FileRecord, SweepError> {
-        let dir = self.store.dir().to_path_buf();
-        let mut out = Output::create(&dir, "seeds.csv").map_err(|e| self.io_err("seeds.csv", e))?;
+    /// The key-value metadata of this sweep's Parquet table `stem`: what it is, the recipe,
+    /// the command that reproduces it, the sweep's definition and cavesweep's version. Nothing
+    /// that differs between runs that write the same rows: no time, host or thread count, and
+    /// no chunk size (`--chunk` is left out of the command and the definition), so the file is
+    /// byte-identical whatever the threads, chunking, shards or interruptions.
+    fn table_meta(&self, stem: &str) -> Result<Vec<(&'static str, String)>, SweepError> {
+        let command = self.store.meta("command")?.unwrap_or_default();
+        Ok(vec![
+            ("cavesweep.table", stem.to_string()),
+            ("cavesweep.version", env!("CARGO_PKG_VERSION").to_string()),
+            (
+                "cavesweep.command",
+                crate::command::without_flag(&command, "--chunk"),
+            ),
+            ("cavesweep.recipe", self.plan.spec.base.to_toml()),
+            ("cavesweep.shard", self.share.shard.to_string()),
+            ("cavesweep.sweep", self.plan.table_definition().to_string()),
+        ])
+    }
+
+    /// Open table `stem` in this sweep's format(s), its CSV header written.
+    fn create_table(&self, stem: &str) -> Result<TableOut, SweepError> {
+        self.create_table_as(stem, self.plan.spec.format)
+    }
+
+    /// Open table `stem` in `format`, its CSV header written.
+    fn create_table_as(&self, stem: &str, format: Format) -> Result<TableOut, SweepError> {
         let plan = self.plan;
-        let werr = |e: std::io::Error| write_err(&dir, "seeds.csv", e);
-        out.write_all(&output::seeds_header(plan)).map_err(werr)?;
+        TableOut::create(
+            self.store.dir(),
+            stem,
+            format,
+            &output::header(plan, stem),
+            || output::columns(plan, stem),
+            &self.table_meta(stem)?,
+        )
+        .map_err(|(name, e)| self.io_err(&name, e))
+    }
+
+    /// Open `seeds.parquet` for streaming ([`SeedsStream`]), expecting the chunks in the order
+    /// they are handed out.
+    pub(super) fn start_seeds_stream(&self) -> Result<SeedsStream<'p>, SweepError> {
+        let name = "seeds.parquet";
+        let out = Output::create(self.store.dir(), name).map_err(|e| self.io_err(name, e))?;
+        let table = ParquetTable::new(
+            out,
+            &output::columns(self.plan, "seeds"),
+            &self.table_meta("seeds")?,
+        )
+        .map_err(|e| self.io_err(name, e))?;
+        let mut order: Box<dyn Iterator<Item = u64> + Send + 'p> = Box::new(self.pending_jobs());
+        let next = order.next();
+        Ok(SeedsStream {
+            table,
+            order,
+            next,
+            waiting: BTreeMap::new(),
+            broken: false,
+            pool: BatchPool::default(),
+        })
+    }
+
+    /// The three per-point tables, opened.
+    fn create_tables(&self) -> Result<[TableOut; 3], SweepError> {
+        Ok([
+            self.create_table("summary")?,
+            self.create_table("trajectory")?,
+            self.create_table("components")?,
+        ])
+    }
+
+    /// `seeds.csv` (and/or `seeds.parquet`) from the stored rows, in chunk order; a chunk whose
+    /// record fails its checksum is regenerated on the spot. The Parquet file's row groups are
+    /// cut every [`crate::store::parquet::rows_per_group`] rows of this one ordered stream, so
+    /// they fall where they fall whatever the chunking, threads or shards that made the rows.
+    /// Without `parquet`, only `seeds.csv` (if the format has it): `seeds.parquet` was
+    /// streamed ([`SeedsStream`]).
+    pub(super) fn write_seeds(
+        &mut self,
+        parquet: bool,
+    ) -> Result<Vec<(String, FileRecord)>, SweepError> {
+        let dir = self.store.dir().to_path_buf();
+        let plan = self.plan;
+        let format = match (
+            plan.spec.format.csv(),
+            parquet && plan.spec.format.parquet(),
+        ) {
+            (true, true) => Format::Both,
+            (true, false) => Format::Csv,
+            (false, true) => Format::Parquet,
+            (false, false) => return Ok(Vec::new()),
+        };
+        let mut out = self.create_table_as("seeds", format)?;
+        let werr = |(name, e): NamedError| write_err(&dir, &name, e);
         let mut worker = Worker::default();
         let never = AtomicBool::new(false);
         let mut chunks = 0u64;
@@ -352,11 +495,11 @@ impl SweepState<'_> {
             0..u64::MAX,
             |chunk, _, data, ok| -> Result<(), SweepError> {
                 if ok {
-                    out.write_all(data).map_err(werr)?;
+                    out.write_rows(data).map_err(werr)?;
                 } else {
                     let r = engine::run_chunk(plan, chunk, &mut worker, &never, Mode::RowsOnly)
                         .expect("never stopped");
-                    out.write_all(&r.rows).map_err(werr)?;
+                    out.write_rows(&r.rows).map_err(werr)?;
                 }
                 chunks += 1;
                 if chunks == 1 {
@@ -365,6 +508,6 @@ impl SweepState<'_> {
                 Ok(())
             },
         )?;
-        out.finish().map_err(|e| self.io_err("seeds.csv", e))
+        out.finish().map_err(|(name, e)| self.io_err(&name, e))
     }
 }

@@ -22,7 +22,6 @@
 //! still running, for a report).
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::ops::{ControlFlow, Range};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -37,7 +36,7 @@ use super::stats::PointStats;
 use super::{Outcome, PerSeed, Plan, RunOptions, Shard, SweepError, SweepSummary};
 use crate::failpoint;
 use crate::fanout;
-use crate::store::files::{self, FileRecord, Output};
+use crate::store::files::{self, FileRecord};
 use crate::store::{Identity, PointRecord, RangeSet, SideWriter, Store};
 
 mod absorb;
@@ -46,18 +45,27 @@ mod finish;
 mod read;
 mod resume;
 
+use crate::store::parquet::Batch;
 use checkpoint::Background;
-use finish::Stream;
+use finish::{SeedsStream, Stream};
 pub use read::{Provisional, provisional};
 
-/// The final files of a sweep folder (`seeds.csv` only with `--per-seed all|kept`).
-pub const OUTPUTS: [&str; 5] = [
+/// The final files a sweep folder can hold: each table as CSV and as Parquet (per
+/// `--format`; `seeds.*` only with `--per-seed all|kept`), and the manifest. [`Plan::outputs`]
+/// says which ones a given sweep writes.
+pub const OUTPUTS: [&str; 9] = [
     "summary.csv",
     "trajectory.csv",
     "components.csv",
     "seeds.csv",
+    "summary.parquet",
+    "trajectory.parquet",
+    "components.parquet",
+    "seeds.parquet",
     "manifest.json",
 ];
+/// The tables of a sweep folder, by stem, in the order their files are written.
+pub const TABLES: [&str; 4] = ["summary", "trajectory", "components", "seeds"];
 /// Minimum time between checkpoints.
 const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
 /// Grid points formatted per batch by the final assembly.
@@ -71,6 +79,12 @@ const FLUSH_BYTES: usize = 8 << 20;
 /// gathering more, so memory stays bounded however slow the disk (a test pauses the checkpoint
 /// thread and watches the peak RSS). Bytes are counted by capacity, what they really hold.
 const BACKPRESSURE_BYTES: usize = 4 * FLUSH_BYTES;
+
+/// Results per worker that may wait for the collector when chunks carry typed rows for
+/// `seeds.parquet` ([`fanout::run_with_backlog`]): each then holds its rows twice, ~3 MB for a
+/// chunk of 16,384 seeds, so the default backlog of 16 would let a collector that falls behind
+/// (it also encodes the Parquet row groups) hold ~100 MB of them.
+const TYPED_BACKLOG: usize = 4;
 
 /// Chunks of at most this many seeds are handed to workers in groups ([`group_small`]): a
 /// 10,000-point grid of 100 seeds per point shares its points' last lane batches too.
@@ -211,6 +225,9 @@ pub struct SweepState<'p> {
     fresh: bool,
     /// The final files being written as points close (fresh folders only).
     stream: Option<Stream>,
+    /// `seeds.parquet` being written as chunks finish, from the workers' typed rows (fresh
+    /// folders only).
+    seeds_stream: Option<SeedsStream<'p>>,
     /// The checkpoint thread, while [`SweepState::run`] runs its chunks.
     background: Option<Background>,
 }
@@ -262,6 +279,7 @@ impl<'p> SweepState<'p> {
             threads: opts.threads.max(1),
             fresh: false,
             stream: None,
+            seeds_stream: None,
             background: None,
         };
         for p in 0..n {
@@ -319,14 +337,28 @@ impl<'p> SweepState<'p> {
             // A fresh folder's final files are written as its points close (see [`Stream`]).
             if self.fresh && self.stream.is_none() {
                 self.stream = Some(self.start_stream()?);
+                if plan.spec.per_seed != PerSeed::None && plan.spec.format.parquet() {
+                    self.seeds_stream = Some(self.start_seeds_stream()?);
+                }
             }
             let (share, rows) = (self.share, self.stream.is_some());
+            let pool = self.seeds_stream.as_ref().map(|s| s.pool.clone());
+            let typed = pool.is_some();
             self.background = Some(Background::start(&self.store)?);
-            let ran = fanout::run(
+            let ran = fanout::run_with_backlog(
                 opts.threads,
+                // A chunk's rows twice (CSV and typed) are ~3 MB: 4 waiting per worker at most.
+                if typed {
+                    TYPED_BACKLOG
+                } else {
+                    fanout::BACKLOG_PER_THREAD
+                },
                 stop,
                 jobs,
-                Worker::default,
+                || match &pool {
+                    Some(pool) => Worker::with_typed_rows(plan, pool.clone()),
+                    None => Worker::default(),
+                },
                 |w, ids: Vec<u64>| {
                     if stop.load(std::sync::atomic::Ordering::Relaxed) {
                         return None;
@@ -415,7 +447,7 @@ impl<'p> SweepState<'p> {
                 self.seeds_done += c.seeds;
                 self.chunks_done += 1;
                 self.close_encoded(p, c)?;
-                return self.chunk_rows(r.id, r.n_rows, r.rows);
+                return self.chunk_rows(r.id, r.n_rows, r.rows, r.typed);
             }
             ChunkStats::Part(stats) => stats,
         };
@@ -452,11 +484,22 @@ impl<'p> SweepState<'p> {
         if let Some(stats) = closed {
             self.close_point(p, &stats)?;
         }
-        self.chunk_rows(r.id, r.n_rows, r.rows)
+        self.chunk_rows(r.id, r.n_rows, r.rows, r.typed)
     }
 
     /// Queue a finished chunk's seed rows; checkpoint if due.
-    fn chunk_rows(&mut self, id: u64, n: u64, rows: Vec<u8>) -> Result<(), SweepError> {
+    fn chunk_rows(
+        &mut self,
+        id: u64,
+        n: u64,
+        rows: Vec<u8>,
+        typed: Option<Batch>,
+    ) -> Result<(), SweepError> {
+        if let Some(s) = &mut self.seeds_stream
+            && let Err(e) = s.put(id, n, typed)
+        {
+            return Err(self.io_err("seeds.parquet", e));
+        }
         if n > 0 {
             self.pending_bytes += rows.capacity();
             self.pending_rows.push((id, n, rows));

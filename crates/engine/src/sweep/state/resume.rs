@@ -87,7 +87,10 @@ impl SweepState<'_> {
             let batch = self.store.begin()?;
             batch.set_meta("complete", "0")?;
             batch.commit()?;
-            if self.intact.contains_key("seeds.csv") && self.share.shard == Shard::WHOLE {
+            let seeds = self.plan.spec.format.names("seeds");
+            if seeds.iter().all(|n| self.intact.contains_key(n.as_str()))
+                && self.share.shard == Shard::WHOLE
+            {
                 // A whole sweep needs its rows only to rewrite seeds.csv. A shard keeps them
                 // for `merge`, so damaged or missing ones are regenerated even when its own
                 // seeds.csv is intact.
@@ -99,11 +102,7 @@ impl SweepState<'_> {
 
     /// The final files this sweep writes.
     pub(super) fn outputs(&self) -> Vec<&'static str> {
-        OUTPUTS
-            .iter()
-            .copied()
-            .filter(|&n| n != "seeds.csv" || self.plan.spec.per_seed != PerSeed::None)
-            .collect()
+        self.plan.outputs()
     }
 
     /// Take in one stored point record, or say why it cannot be trusted.
