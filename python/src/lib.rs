@@ -25,6 +25,7 @@ mod grids;
 mod interrupt;
 mod measure;
 mod recipe;
+mod reproduce;
 mod search;
 mod sweep;
 
@@ -145,6 +146,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     grids::register(m)?;
     sweep::register(m)?;
     search::register(m)?;
+    reproduce::register(m)?;
     m.add_function(wrap_pyfunction!(_panic, m)?)?;
     Ok(())
 }
