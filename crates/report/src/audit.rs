@@ -135,7 +135,7 @@ fn blocks(a: &Audit, pics: &mut Vec<(String, Png)>) -> Result<Vec<Block>, Report
     ));
     for k in 0..a.pictured[0].len() {
         let mut strip = Vec::new();
-        for v in 0..2 {
+        for (v, (_, label)) in VARIANTS.iter().enumerate() {
             let grid = &a.pictured[v][k];
             let recipe = &a.pictured_recipes[v];
             let marks = Marks::of(recipe);
@@ -151,10 +151,9 @@ fn blocks(a: &Audit, pics: &mut Vec<(String, Png)>) -> Result<Vec<Block>, Report
             strip.push(fig(
                 &name,
                 &png,
-                &format!("seed 42, {}, step {k}", VARIANTS[v].1),
+                &format!("seed 42, {label}, step {k}"),
                 Some(format!(
-                    "{}, step {k}: wall fraction {}",
-                    VARIANTS[v].1,
+                    "{label}, step {k}: wall fraction {}",
                     f4(grid.wall_fraction())
                 )),
             ));
