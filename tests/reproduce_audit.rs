@@ -187,6 +187,24 @@ fn the_audit_is_complete_deterministic_and_measured_by_the_commands_it_names() {
         assert!(c14.contains(&f4(&r[c])), "{} not in {c14}", f4(&r[c]));
     }
 
+    // C1 and C2 (the chapter's range and typical value): a plain sweep of the chapter's seeds.
+    let dir = root.join("chapter-strict");
+    let cmd = format!(
+        "cavesweep sweep --preset chapter-strict --set rng=numpy --seeds 0..200 \
+         --metrics wall_fraction --per-seed none --out {}",
+        dir.display()
+    );
+    let (head, rows) = run_command(&cmd, &dir);
+    let (lo, hi, mean) = (
+        f4(&rows[0][col(&head, "wall_fraction_min")]),
+        f4(&rows[0][col(&head, "wall_fraction_max")]),
+        f4(&rows[0][col(&head, "wall_fraction_mean")]),
+    );
+    let c1 = md.lines().find(|l| l.starts_with("| C1 |")).unwrap();
+    assert!(c1.contains(&format!("final wall fraction {lo}-{hi} ")), "{c1}");
+    let c2 = md.lines().find(|l| l.starts_with("| C2 |")).unwrap();
+    assert!(c2.contains(&format!("mean {mean} ")), "{c2}");
+
     // The sensitivity grid's corners equal direct sweeps of one point each.
     for (rule, t, centre, steps) in [
         ("B345678/S345678", 3, "no", 1),

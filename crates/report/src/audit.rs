@@ -87,7 +87,10 @@ fn blocks(a: &Audit, pics: &mut Vec<(String, Png)>) -> Result<Vec<Block>, Report
     )));
     b.push(Block::Para(
         "Each claim row names the command that measures it again; the sweeps are the in-process \
-         equivalents of those commands and give the same statistics as their `summary.csv`."
+         equivalents of those commands and give the same statistics as their `summary.csv`. The \
+         statements audited are quoted briefly, with where in the excerpt each appears, in \
+         cavesweep's source (`crates/engine/src/reproduce/audit.rs`); the excerpt itself is not \
+         stored in the repository."
             .into(),
     ));
 
@@ -119,7 +122,11 @@ fn blocks(a: &Audit, pics: &mut Vec<(String, Png)>) -> Result<Vec<Block>, Report
                     c.id.clone(),
                     format!("{} ({})", c.claim, c.location),
                     c.evidence.clone(),
-                    format!("`{}`", c.command),
+                    if c.command.starts_with("cavesweep ") {
+                        format!("`{}`", c.command)
+                    } else {
+                        c.command.clone()
+                    },
                     c.verdict.as_str().to_string(),
                     c.concern.clone(),
                     c.priority.to_string(),
