@@ -201,7 +201,10 @@ fn the_audit_is_complete_deterministic_and_measured_by_the_commands_it_names() {
         f4(&rows[0][col(&head, "wall_fraction_mean")]),
     );
     let c1 = md.lines().find(|l| l.starts_with("| C1 |")).unwrap();
-    assert!(c1.contains(&format!("final wall fraction {lo}-{hi} ")), "{c1}");
+    assert!(
+        c1.contains(&format!("final wall fraction {lo}-{hi} ")),
+        "{c1}"
+    );
     let c2 = md.lines().find(|l| l.starts_with("| C2 |")).unwrap();
     assert!(c2.contains(&format!("mean {mean} ")), "{c2}");
 
