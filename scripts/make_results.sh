@@ -82,7 +82,10 @@ $PROV
 
 Command: \`cavesweep reproduce chapter --out results/chapter --force\` (seeds 0..199, numpy's
 \`default_rng\` replayed bit for bit). Files: [report.md](report.md) (the chapter's claims beside
-our measurements), \`trajectory.csv\` (wall fraction per step), \`seeds.csv\` (per seed).
+our measurements), \`trajectory.csv\` (wall fraction per step), \`seeds.csv\` (per seed), and
+[audit.md](audit.md) / \`audit.html\` (every checkable claim of the excerpt audited: evidence
+measured by this run, the command that measures it, a verdict, a proposed response; pictures
+\`audit-*.png\` beside it).
 EOF
 }
 

@@ -266,8 +266,10 @@ fn reproduce_and_bench_write_only_where_told() {
     symlink("real", d.join("out")).unwrap();
     ok(reproduce, true, "wrote out/");
     ok(bench, true, "wrote out/bench.csv");
+    let written = names(&d.join("real"));
+    let (audit, rest): (Vec<_>, Vec<_>) = written.iter().partition(|n| n.starts_with("audit"));
     assert_eq!(
-        names(&d.join("real")),
+        rest,
         [
             "bench.csv",
             "report.md",
@@ -276,6 +278,9 @@ fn reproduce_and_bench_write_only_where_told() {
             "trajectory.csv"
         ]
     );
+    // reproduce's claim audit: audit.md, audit.html and 13 pictures.
+    assert_eq!(audit.len(), 15, "{audit:?}");
+    assert!(audit.iter().any(|n| *n == "audit.md") && audit.iter().any(|n| *n == "audit.html"));
 }
 
 /// `run --png`, `reproduce --out`, `bench --out` and `search --png-dir` rewrite a file only

@@ -10,7 +10,8 @@ A thin shell over the cavesweep Rust library (the same code as the ``cavesweep``
 - ``step(grid, rule)``, ``fill(recipe, seed)``, ``apply(recipe, grid)``: rules and recipes on
   your own grids; ``save(grid, path)`` / ``load(path)``: text, CSV, .npy, JSON, Tiled maps, PNG;
 - ``sweep(...)``: the command line's ``cavesweep sweep``, summary as a pandas DataFrame;
-- ``search(...)``: the command line's ``cavesweep search``, matches as a pandas DataFrame.
+- ``search(...)``: the command line's ``cavesweep search``, matches as a pandas DataFrame;
+- ``reproduce_chapter()``: the claim audit of ``cavesweep reproduce chapter``, one row per claim.
 
 Keyword overrides are the command line's ``--set`` keys (``SET_KEYS``); metric names are
 ``METRICS``. Errors in recipes and arguments raise ``ValueError`` with the command line's
@@ -38,6 +39,7 @@ from ._native import (
     save,
     step,
 )
+from ._reproduce import reproduce_chapter
 from ._search import search
 from ._sweep import read_table, sweep
 
@@ -60,6 +62,7 @@ __all__ = [
     "read_table",
     "recipe",
     "remove_small",
+    "reproduce_chapter",
     "save",
     "search",
     "step",

@@ -26,6 +26,7 @@ mod grids;
 mod interrupt;
 mod measure;
 mod recipe;
+mod reproduce;
 mod search;
 mod sweep;
 mod table;
@@ -148,6 +149,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sweep::register(m)?;
     search::register(m)?;
     table::register(m)?;
+    reproduce::register(m)?;
     m.add_function(wrap_pyfunction!(_panic, m)?)?;
     Ok(())
 }

@@ -1,5 +1,7 @@
 //! `cavesweep reproduce chapter`: the chapter's experiment, its claims and our measurements side
-//! by side, written as CSV and a markdown report.
+//! by side, written as CSV and a markdown report; with `--out`, also the audit of every checkable
+//! claim of the excerpt (`audit.md`, `audit.html` and their pictures: measured by
+//! `cavesweep::reproduce::audit`, laid out by `cavesweep_report::audit`).
 
 use std::fmt::Write as _;
 use std::io::Write;
@@ -7,16 +9,16 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use cavesweep::io::write_atomic;
-use cavesweep::reproduce::{VariantRun, run_variant};
+use cavesweep::reproduce::{VariantRun, audit, run_variant};
 use clap::Args;
 
 #[derive(Args)]
 pub struct ReproduceArgs {
     /// What to reproduce (only `chapter`: "Generate Caves from Noise").
     what: String,
-    /// Also write trajectory.csv, seeds.csv and report.md into DIR (created if needed; the same
-    /// run always writes the same bytes). Without it, reproduce only prints: it writes no file
-    /// unless asked to.
+    /// Also write trajectory.csv, seeds.csv, report.md and the claim audit (audit.md,
+    /// audit.html, audit-*.png) into DIR (created if needed; the same run always writes the same
+    /// bytes). Without it, reproduce only prints: it writes no file unless asked to.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Number of seeds (the chapter used 200: seeds 0..199).
@@ -26,6 +28,9 @@ pub struct ReproduceArgs {
     /// another version). The same run's files are always rewritten: they are the same bytes.
     #[arg(long, requires = "out")]
     force: bool,
+    /// Worker threads for the audit's sweeps (default: all cores). Results do not depend on it.
+    #[arg(long)]
+    threads: Option<usize>,
 }
 
 struct Claim {
@@ -128,23 +133,39 @@ pub fn main(a: ReproduceArgs) -> Result<()> {
     let Some(dir) = &a.out else {
         writeln!(
             out,
-            "\n(add --out DIR to write trajectory.csv, seeds.csv and report.md)"
+            "\n(add --out DIR to write trajectory.csv, seeds.csv, report.md and the claim audit)"
         )?;
         return Ok(());
     };
+    let threads = super::sweep::check_threads(a.threads)?;
+    let started = std::time::Instant::now();
+    let audit = audit::audit(&strict, &classic, &classic10, threads)?;
+    let audit_files = cavesweep_report::audit::files(&audit)?;
+    let measured = started.elapsed();
     std::fs::create_dir_all(dir)
         .with_context(|| format!("cannot create output folder {}", dir.display()))?;
-    let files = [
-        ("trajectory.csv", trajectory_csv(&strict, &classic10)?),
-        ("seeds.csv", seeds_csv(&strict, &classic)?),
-        ("report.md", report_md(a.seeds, &t).into_bytes()),
+    let mut files = vec![
+        (
+            "trajectory.csv".to_string(),
+            trajectory_csv(&strict, &classic10)?,
+        ),
+        ("seeds.csv".to_string(), seeds_csv(&strict, &classic)?),
+        ("report.md".to_string(), report_md(a.seeds, &t).into_bytes()),
     ];
-    let files = files.map(|(name, bytes)| (dir.join(name), bytes));
+    let pictures = audit_files.len() - 2;
+    files.extend(audit_files);
+    let files: Vec<_> = files
+        .into_iter()
+        .map(|(name, bytes)| (dir.join(name), bytes))
+        .collect();
     write_files(&files, a.force)?;
     writeln!(
         out,
-        "\nwrote {}/{{trajectory.csv,seeds.csv,report.md}}",
-        dir.display()
+        "\nwrote {}/{{trajectory.csv,seeds.csv,report.md}} and the claim audit: audit.md, \
+         audit.html, {pictures} pictures ({} claims audited in {:.1} s)",
+        dir.display(),
+        audit.claims.len(),
+        measured.as_secs_f64()
     )?;
     Ok(())
 }

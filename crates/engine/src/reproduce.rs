@@ -5,6 +5,11 @@
 //! This module computes; the CLI prints and writes. The connectivity figure uses the chapter's
 //! own `reachable_floor` semantics (a WALL spawn is marked seen and flooded from), not ours, so
 //! the comparison is like for like.
+//!
+//! [`audit`] goes further: every checkable statement of the chapter's excerpt, each measured by
+//! an in-process sweep this run makes, with a verdict (`audit.md` / `audit.html`).
+
+pub mod audit;
 
 use std::collections::VecDeque;
 

@@ -5,7 +5,8 @@
 //! - [`model`]: the sweep folder parsed into a small in-memory model (manifest + CSV files);
 //! - [`chart`]: heatmaps, line charts with bands, histograms (plotters, bundled font);
 //! - [`caves`]: which seeds to show per grid point, regenerated from the recipe;
-//! - [`page`]: the page as blocks, written as HTML and Markdown.
+//! - [`page`]: the page as blocks, written as HTML and Markdown;
+//! - [`audit`]: `reproduce chapter`'s audit of the chapter's claims, in the same blocks.
 //!
 //! This crate's root decides what goes on the page: pass rates of the sweep's gate and of every
 //! named gate and every metric's mean, as heatmaps over the first two varied keys (one panel
@@ -15,6 +16,7 @@
 
 #![warn(missing_docs)]
 
+pub mod audit;
 pub mod canvas;
 pub mod caves;
 pub mod chart;
