@@ -590,6 +590,7 @@ fn a_sweep_folder_is_read_not_written() {
         metrics: "components,floor_fraction".parse().unwrap(),
         per_seed: cavesweep_engine::sweep::PerSeed::All,
         chunk: None,
+        format: cavesweep_engine::sweep::Format::Csv,
     })
     .unwrap();
     let stop = AtomicBool::new(false);
@@ -647,6 +648,7 @@ fn an_unfinished_sweep_shows_the_points_done_so_far() {
         metrics: "components".parse().unwrap(),
         per_seed: cavesweep_engine::sweep::PerSeed::None,
         chunk: Some(1000),
+        format: cavesweep_engine::sweep::Format::Csv,
     })
     .unwrap();
     // Stopped after its first chunks (as Ctrl-C stops it): a folder a sweep will resume.

@@ -324,6 +324,7 @@ fn spec(base: Recipe, varies: Vec<Vary>, seeds: u64, gate: Gate, metrics: &[Metr
         metrics: metrics.iter().copied().collect(),
         per_seed: PerSeed::None,
         chunk: None,
+        format: crate::sweep::Format::Csv,
     }
 }
 
