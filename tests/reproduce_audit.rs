@@ -121,6 +121,30 @@ fn the_audit_is_complete_deterministic_and_measured_by_the_commands_it_names() {
         assert!(html.contains(&format!("<h2>{s}</h2>")), "{s}");
     }
 
+    // Every claim whose proposed response is a change appears in the upgrade proposal, as a
+    // replacement sentence or as a bullet saying why there is none.
+    let section = |n: usize| {
+        let start = md.find(&format!("## {}", SECTIONS[n])).unwrap();
+        let end = md[start + 3..]
+            .find("\n## ")
+            .map_or(md.len(), |e| start + 3 + e);
+        &md[start..end]
+    };
+    let (audit_rows, proposal) = (section(1), section(4));
+    let mut changes = 0;
+    for line in audit_rows.lines().filter(|l| l.starts_with("| C")) {
+        let cells: Vec<&str> = line.split(" | ").collect();
+        let (id, response) = (cells[0].trim_start_matches("| "), cells[cells.len() - 1]);
+        if response.trim_end_matches(" |") != "no change" {
+            changes += 1;
+            assert!(
+                proposal.contains(&format!("| {id} |")) || proposal.contains(&format!("- {id}: ")),
+                "{id} proposes a change that section 5 does not carry"
+            );
+        }
+    }
+    assert!(changes >= 5, "{changes} changes proposed");
+
     // Every picture referenced exists beside the page and is a PNG that is not one colour.
     let mut pictures = 0;
     for part in md.split("](").skip(1) {

@@ -449,11 +449,22 @@ fn blocks(a: &Audit, pics: &mut Vec<(String, Png)>) -> Result<Vec<Block>, Report
         rows: proposals,
         numeric: vec![],
     });
+    // Every other proposed change, said as what it is: a citation to add, or a change whose
+    // sentence needs what this run could not measure (nothing presented as run that was not).
     let cites: Vec<String> = a
         .claims
         .iter()
-        .filter(|c| c.response.starts_with("cite"))
-        .map(|c| format!("{}: {}", c.id, c.response))
+        .filter(|c| c.replacement.is_empty() && c.response != "no change")
+        .map(|c| {
+            if c.response.starts_with("cite") {
+                format!("{}: {}", c.id, c.response)
+            } else {
+                format!(
+                    "{}: {} (no sentence proposed: it needs what this run could not measure; see section 6)",
+                    c.id, c.response
+                )
+            }
+        })
         .collect();
     for c in cites {
         b.push(Block::Para(format!("- {c}")));

@@ -1013,7 +1013,13 @@ fn claims(
             "low",
             "clarify that an exit must be chosen",
             "",
-            String::new(),
+            format!(
+                "The shortest path between endpoints needs an exit as well as the spawn: with the spawn at (45, 70) and an exit at ({}, {}), no path exists in {} of strict and {} of classic 4-5 caves ({SEARCH_SEEDS} seeds).",
+                EXIT.0,
+                EXIT.1,
+                pct(a.failures[2].rates[0]),
+                pct(a.failures[2].rates[1])
+            ),
         ),
         row(
             13,
