@@ -135,7 +135,7 @@ fn the_audit_is_complete_deterministic_and_measured_by_the_commands_it_names() {
     for line in audit_rows.lines().filter(|l| l.starts_with("| C")) {
         let cells: Vec<&str> = line.split(" | ").collect();
         let (id, response) = (cells[0].trim_start_matches("| "), cells[cells.len() - 1]);
-        if response.trim_end_matches(" |") != "no change" {
+        if !response.starts_with("no change") {
             changes += 1;
             assert!(
                 proposal.contains(&format!("| {id} |")) || proposal.contains(&format!("- {id}: ")),

@@ -454,7 +454,7 @@ fn blocks(a: &Audit, pics: &mut Vec<(String, Png)>) -> Result<Vec<Block>, Report
     let cites: Vec<String> = a
         .claims
         .iter()
-        .filter(|c| c.replacement.is_empty() && c.response != "no change")
+        .filter(|c| c.replacement.is_empty() && !c.response.starts_with("no change"))
         .map(|c| {
             if c.response.starts_with("cite") {
                 format!("{}: {}", c.id, c.response)
