@@ -373,12 +373,7 @@ async fn heavy<T: Send + 'static>(
     app: &Arc<App>,
     work: impl FnOnce(&Limits) -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
-    let permit = app.heavy.clone().try_acquire_owned().map_err(|_| {
-        ApiError::status(
-            StatusCode::TOO_MANY_REQUESTS,
-            format!("{HEAVY_AT_ONCE} requests are already running; try again when one ends"),
-        )
-    })?;
+    let permit = app.heavy.clone().try_acquire_owned().map_err(|_| busy())?;
     let limits = app.limits;
     let job = tokio::task::spawn_blocking(move || {
         let out = work(&limits);
@@ -397,50 +392,41 @@ async fn heavy<T: Send + 'static>(
     }
 }
 
-fn json_response(v: Value) -> Response {
-    axum::Json(v).into_response()
+type Answer = Result<axum::Json<Value>, ApiError>;
+
+async fn cave_handler(State(app): State<Arc<App>>, body: axum::body::Bytes) -> Answer {
+    let req: cave::CaveReq = parse(&body)?;
+    heavy(&app, move |l| cave::cave(&req, l))
+        .await
+        .map(axum::Json)
 }
 
-async fn cave_handler(State(app): State<Arc<App>>, body: axum::body::Bytes) -> Response {
-    let r = async {
-        let req: cave::CaveReq = parse(&body)?;
-        heavy(&app, move |l| cave::cave(&req, l)).await
-    };
-    match r.await {
-        Ok(v) => json_response(v),
-        Err(e) => e.into_response(),
-    }
+async fn thumbs_handler(State(app): State<Arc<App>>, body: axum::body::Bytes) -> Answer {
+    let req: cave::ThumbsReq = parse(&body)?;
+    heavy(&app, move |l| cave::thumbs(&req, l))
+        .await
+        .map(axum::Json)
 }
 
-async fn thumbs_handler(State(app): State<Arc<App>>, body: axum::body::Bytes) -> Response {
-    let r = async {
-        let req: cave::ThumbsReq = parse(&body)?;
-        heavy(&app, move |l| cave::thumbs(&req, l)).await
-    };
-    match r.await {
-        Ok(v) => json_response(v),
-        Err(e) => e.into_response(),
-    }
-}
-
-async fn export_handler(State(app): State<Arc<App>>, body: axum::body::Bytes) -> Response {
-    let r = async {
-        let req: cave::ExportReq = parse(&body)?;
-        heavy(&app, move |l| cave::export(&req, l)).await
-    };
-    match r.await {
-        Ok(d) => {
-            let mut resp = Response::new(Body::from(d.bytes));
-            let h = resp.headers_mut();
-            h.insert(header::CONTENT_TYPE, HeaderValue::from_static(d.mime));
-            // The name is letters, digits, '-', '_' and '.' only (cave::sanitize).
-            if let Ok(v) = HeaderValue::from_str(&format!("attachment; filename=\"{}\"", d.name)) {
-                h.insert(header::CONTENT_DISPOSITION, v);
-            }
-            resp
+impl IntoResponse for cave::Download {
+    fn into_response(self) -> Response {
+        let mut resp = Response::new(Body::from(self.bytes));
+        let h = resp.headers_mut();
+        h.insert(header::CONTENT_TYPE, HeaderValue::from_static(self.mime));
+        // The name is letters, digits, '-', '_' and '.' only (cave::sanitize).
+        if let Ok(v) = HeaderValue::from_str(&format!("attachment; filename=\"{}\"", self.name)) {
+            h.insert(header::CONTENT_DISPOSITION, v);
         }
-        Err(e) => e.into_response(),
+        resp
     }
+}
+
+async fn export_handler(
+    State(app): State<Arc<App>>,
+    body: axum::body::Bytes,
+) -> Result<cave::Download, ApiError> {
+    let req: cave::ExportReq = parse(&body)?;
+    heavy(&app, move |l| cave::export(&req, l)).await
 }
 
 fn sweep_dir(app: &App) -> Result<PathBuf, ApiError> {
@@ -452,15 +438,11 @@ fn sweep_dir(app: &App) -> Result<PathBuf, ApiError> {
     })
 }
 
-async fn sweep_handler(State(app): State<Arc<App>>) -> Response {
-    let r = async {
-        let dir = sweep_dir(&app)?;
-        heavy(&app, move |_| sweep::sweep(&dir)).await
-    };
-    match r.await {
-        Ok(v) => json_response(v),
-        Err(e) => e.into_response(),
-    }
+async fn sweep_handler(State(app): State<Arc<App>>) -> Answer {
+    let dir = sweep_dir(&app)?;
+    heavy(&app, move |_| sweep::sweep(&dir))
+        .await
+        .map(axum::Json)
 }
 
 #[derive(serde::Deserialize)]
@@ -471,16 +453,20 @@ struct PicksQuery {
 async fn picks_handler(
     State(app): State<Arc<App>>,
     q: Result<Query<PicksQuery>, axum::extract::rejection::QueryRejection>,
-) -> Response {
-    let r = async {
-        let Query(q) = q.map_err(|e| ApiError::bad(e.body_text()).field("point"))?;
-        let dir = sweep_dir(&app)?;
-        heavy(&app, move |_| sweep::picks(&dir, q.point)).await
-    };
-    match r.await {
-        Ok(v) => json_response(v),
-        Err(e) => e.into_response(),
-    }
+) -> Answer {
+    let Query(q) = q.map_err(|e| ApiError::bad(e.body_text()).field("point"))?;
+    let dir = sweep_dir(&app)?;
+    heavy(&app, move |_| sweep::picks(&dir, q.point))
+        .await
+        .map(axum::Json)
+}
+
+/// The `429` of a heavy request when [`HEAVY_AT_ONCE`] are running.
+fn busy() -> ApiError {
+    ApiError::status(
+        StatusCode::TOO_MANY_REQUESTS,
+        format!("{HEAVY_AT_ONCE} requests are already running; try again when one ends"),
+    )
 }
 
 async fn search_handler(State(app): State<Arc<App>>, body: axum::body::Bytes) -> Response {
@@ -488,12 +474,7 @@ async fn search_handler(State(app): State<Arc<App>>, body: axum::body::Bytes) ->
         let req: search::SearchReq = parse(&body)?;
         let limits = app.limits;
         let p = search::prepare(&req, &limits)?;
-        let permit = app.heavy.clone().try_acquire_owned().map_err(|_| {
-            ApiError::status(
-                StatusCode::TOO_MANY_REQUESTS,
-                format!("{HEAVY_AT_ONCE} requests are already running; try again when one ends"),
-            )
-        })?;
+        let permit = app.heavy.clone().try_acquire_owned().map_err(|_| busy())?;
         Ok::<_, ApiError>((p, permit))
     };
     let (p, permit) = match prepared.await {

@@ -579,29 +579,23 @@ fn a_closed_connection_stops_its_search_and_frees_its_slot() {
 fn a_sweep_folder_is_read_not_written() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("fills");
-    let plan = cavesweep_engine::sweep::Plan::new(cavesweep_engine::sweep::SweepSpec {
-        base: cavesweep_core::presets::preset("classic-4-5").unwrap(),
-        varies: vec![
-            "fill=0.40,0.45".parse().unwrap(),
-            "steps=3,5".parse().unwrap(),
-        ],
-        seeds: 0..50,
-        gate: "components<=3".parse().unwrap(),
-        metrics: "components,floor_fraction".parse().unwrap(),
-        per_seed: cavesweep_engine::sweep::PerSeed::All,
-        chunk: None,
-        format: cavesweep_engine::sweep::Format::Csv,
-    })
-    .unwrap();
-    let stop = AtomicBool::new(false);
-    let opts = cavesweep_engine::sweep::RunOptions {
-        shard: cavesweep_engine::sweep::Shard::WHOLE,
-        threads: 1,
-        force: false,
-        command: "test",
-        stop: &stop,
-    };
-    cavesweep_engine::sweep::run(&plan, &out, &opts, &mut |_, _| {}).unwrap();
+    sweep_into(
+        &out,
+        cavesweep_engine::sweep::SweepSpec {
+            base: cavesweep_core::presets::preset("classic-4-5").unwrap(),
+            varies: vec![
+                "fill=0.40,0.45".parse().unwrap(),
+                "steps=3,5".parse().unwrap(),
+            ],
+            seeds: 0..50,
+            gate: "components<=3".parse().unwrap(),
+            metrics: "components,floor_fraction".parse().unwrap(),
+            per_seed: cavesweep_engine::sweep::PerSeed::All,
+            chunk: None,
+            format: cavesweep_engine::sweep::Format::Csv,
+        },
+        u64::MAX,
+    );
     let before = listing(&out);
     let s = start(Some(out.clone()));
     let v = s.get("/api/sweep").json();
@@ -640,18 +634,34 @@ fn a_sweep_folder_is_read_not_written() {
 fn an_unfinished_sweep_shows_the_points_done_so_far() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("part");
-    let plan = cavesweep_engine::sweep::Plan::new(cavesweep_engine::sweep::SweepSpec {
-        base: cavesweep_core::presets::preset("chapter-strict").unwrap(),
-        varies: vec!["fill=0.40,0.42,0.44,0.46,0.48,0.50".parse().unwrap()],
-        seeds: 0..4000,
-        gate: "components<=3".parse().unwrap(),
-        metrics: "components".parse().unwrap(),
-        per_seed: cavesweep_engine::sweep::PerSeed::None,
-        chunk: Some(1000),
-        format: cavesweep_engine::sweep::Format::Csv,
-    })
-    .unwrap();
     // Stopped after its first chunks (as Ctrl-C stops it): a folder a sweep will resume.
+    sweep_into(
+        &out,
+        cavesweep_engine::sweep::SweepSpec {
+            base: cavesweep_core::presets::preset("chapter-strict").unwrap(),
+            varies: vec!["fill=0.40,0.42,0.44,0.46,0.48,0.50".parse().unwrap()],
+            seeds: 0..4000,
+            gate: "components<=3".parse().unwrap(),
+            metrics: "components".parse().unwrap(),
+            per_seed: cavesweep_engine::sweep::PerSeed::None,
+            chunk: Some(1000),
+            format: cavesweep_engine::sweep::Format::Csv,
+        },
+        4000,
+    );
+    let s = start(Some(out.clone()));
+    let v = s.get("/api/sweep").json();
+    assert_eq!(v["complete"], false, "{v}");
+    let points = v["points"].as_array().unwrap();
+    assert_eq!(points.len(), 6);
+    let done = points.iter().filter(|p| p["done"] == true).count();
+    assert!(done < 6, "{done} points done of a stopped sweep");
+}
+
+/// Run a sweep into `out` on one thread, raising its stop flag once `stop_after` caves are
+/// done (as Ctrl-C does; `u64::MAX` runs it to the end).
+fn sweep_into(out: &std::path::Path, spec: cavesweep_engine::sweep::SweepSpec, stop_after: u64) {
+    let plan = cavesweep_engine::sweep::Plan::new(spec).unwrap();
     let stop = AtomicBool::new(false);
     let opts = cavesweep_engine::sweep::RunOptions {
         shard: cavesweep_engine::sweep::Shard::WHOLE,
@@ -660,18 +670,14 @@ fn an_unfinished_sweep_shows_the_points_done_so_far() {
         command: "test",
         stop: &stop,
     };
-    let _ = cavesweep_engine::sweep::run(&plan, &out, &opts, &mut |done, _| {
-        if done >= 4000 {
+    let r = cavesweep_engine::sweep::run(&plan, out, &opts, &mut |done, _| {
+        if done >= stop_after {
             stop.store(true, Ordering::Relaxed);
         }
     });
-    let s = start(Some(out.clone()));
-    let v = s.get("/api/sweep").json();
-    assert_eq!(v["complete"], false, "{v}");
-    let points = v["points"].as_array().unwrap();
-    assert_eq!(points.len(), 6);
-    let done = points.iter().filter(|p| p["done"] == true).count();
-    assert!(done < 6, "{done} points done of a stopped sweep");
+    if stop_after == u64::MAX {
+        r.unwrap();
+    }
 }
 
 /// A base64 PNG's width, height and RGB pixels, decoded by the png crate.
