@@ -98,7 +98,8 @@ const text = (sel) => page.$eval(sel, (e) => e.textContent);
 const count = (sel) => page.$$eval(sel, (es) => es.length);
 const caveReady = () => until(() => {
   const cave = document.getElementById('cave');
-  return (cave.getAttribute('src') || '').startsWith('data:image/png;base64,') && !cave.classList.contains('stale');
+  return (cave.getAttribute('src') || '').startsWith('data:image/png;base64,') && !cave.classList.contains('stale')
+    && !cave.hasAttribute('aria-busy');
 });
 /** Replace a text field's contents by typing, as a person would. */
 async function typeInto(sel, s) {

@@ -66,6 +66,13 @@ function startServer(sweepDir) {
   });
 }
 
+/** The cave shows the answer to the page's newest state: none in flight, none pending, no error. */
+const caveSettled = () => page.waitForFunction(() => {
+  const cave = document.getElementById('cave');
+  return (cave.getAttribute('src') || '').startsWith('data:image/png;base64,')
+    && !cave.classList.contains('stale') && !cave.hasAttribute('aria-busy');
+});
+
 async function shot(name, fullPage = true) {
   const file = path.join(SHOTS, name);
   await page.screenshot({ path: file, fullPage });
@@ -131,12 +138,13 @@ test('the page loads: a cave, its metrics, timing and 16 thumbnails', async () =
 test('moving the fill slider redraws the cave', async () => {
   await page.selectOption('#preset', 'classic-4-5');
   await page.waitForFunction(() => document.getElementById('key-rule').value === 'B5678/S45678');
-  await page.waitForFunction(() => !document.getElementById('cave').classList.contains('stale'));
+  await caveSettled();
   const before = await attr('#cave', 'src');
   const fill0 = await page.locator('#key-fill').inputValue();
   await page.locator('#key-fill').focus();
   for (let i = 0; i < 3; i++) await page.keyboard.press('ArrowRight');
   await page.waitForFunction((src) => document.getElementById('cave').getAttribute('src') !== src, before);
+  await caveSettled();
   const fill1 = await page.locator('#key-fill').inputValue();
   assert.ok(Math.abs(Number(fill1) - Number(fill0) - 0.03) < 1e-9, `fill moved from ${fill0} to ${fill1}`);
   assert.equal(await page.locator('#key-fill-num').inputValue(), fill1);
@@ -167,6 +175,7 @@ test('[ and ] step the seed; a thumbnail selects its seed', async () => {
   await thumb.click();
   assert.equal(await page.locator('#seed').inputValue(), seed);
   await page.waitForFunction((src) => document.getElementById('cave').getAttribute('src') !== src, before);
+  await caveSettled();
 });
 
 test('a bad rule shows the server\'s error under the rule field', async () => {
@@ -180,7 +189,7 @@ test('a bad rule shows the server\'s error under the rule field', async () => {
   await shot('generator-error.png', false);
   await rule.fill(good);
   await page.waitForFunction(() => document.getElementById('rule-error').textContent === '');
-  await page.waitForFunction(() => !document.getElementById('cave').classList.contains('stale'));
+  await caveSettled();
   await page.waitForFunction(() => document.querySelectorAll('#thumbs .thumb img').length === 16 && !document.getElementById('thumbs').hasAttribute('aria-busy'));
   await shot('generator.png');
 });
@@ -294,7 +303,7 @@ test('search: a bad query shows a caret; matches stream in; stop works', async (
 test('phone width: one column, nothing wider than the screen', async () => {
   await page.setViewportSize({ width: 390, height: 844 });
   await page.locator('#tab-generator').click();
-  await page.waitForFunction(() => !document.getElementById('cave').classList.contains('stale'));
+  await caveSettled();
   await page.waitForTimeout(200);
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth);
   assert.ok(overflow <= 390, `page is ${overflow}px wide at 390px`);

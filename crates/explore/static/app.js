@@ -483,6 +483,9 @@
    */
   function schedule() {
     state.caveDirty = true;
+    // The cave carries aria-busy from a change until the answer for the newest state is shown
+    // (screen readers, and tests that must not read an answer to an older request).
+    $('cave').setAttribute('aria-busy', 'true');
     // The strip shows the previous seeds' caves until the new ones arrive (screen readers and
     // tests wait for aria-busy to go).
     $('thumbs').setAttribute('aria-busy', 'true');
@@ -514,7 +517,10 @@
       state.caveCtrl = null;
       state.caveBusy = false;
       if (state.caveDirty) loadCave();
-      else if (ok) state.thumbsTimer = setTimeout(loadThumbs, 150);
+      else {
+        $('cave').removeAttribute('aria-busy');
+        if (ok) state.thumbsTimer = setTimeout(loadThumbs, 150);
+      }
     }
   }
 
