@@ -38,7 +38,10 @@
 //! `components` and `largest_fraction`. What the flood left (floor outside the flooded
 //! component: on chapter-strict caves nothing in 4 caves of 5, a few small pockets otherwise) is
 //! `F & !S`, computed for every lane at once, and labelled per cave by union-find over its runs
-//! ([`super::runs`]), which costs in proportion to the few rows it occupies.
+//! ([`super::runs`]), which costs in proportion to the few rows it occupies. When that floor is
+//! no larger than the flooded component (the usual case), the largest component is the flooded
+//! one and the pockets are only counted, 4-connected by the branch-light
+//! [`RunLabel::count4`](super::runs::RunLabel::count4).
 //!
 //! Rows of at most 4 words (grids up to 256 columns) are measured here; wider grids are
 //! measured cave by cave (their rows fill the row kernels' vectors anyway).
@@ -261,11 +264,15 @@ impl BatchPlanes {
             let rest = &*self.rest.vectors::<u64>(len * lanes);
             let sw = self.rows.div_ceil(64);
             let set = &self.rest_set[k * sw..(k + 1) * sw];
-            let (c, l) = self
-                .runs
-                .label(n, conn, set, |y, i| rest[((y + 1) * n + i) * lanes + k]);
-            count += c;
-            largest = largest.max(l);
+            let word = |y: usize, i: usize| rest[((y + 1) * n + i) * lanes + k];
+            if conn == Connectivity::Four && self.floor[k] - size as u64 <= size as u64 {
+                // No pocket can outgrow the flooded component: count them, sizes unneeded.
+                count += self.runs.count4(n, set, word);
+            } else {
+                let (c, l) = self.runs.label(n, conn, set, word);
+                count += c;
+                largest = largest.max(l);
+            }
         }
         (count, largest)
     }
