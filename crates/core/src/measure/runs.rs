@@ -162,7 +162,7 @@ impl RunLabel {
                             os &= os - 1;
                             let a = prev_pc[i] + (prev_st[i] & upto).count_ones() - 1;
                             let b = pc[i] + (st[i] & upto).count_ones() - 1;
-                            merged += self.union_ids(a, b) as u32;
+                            merged += self.link(a, b).is_some() as u32;
                         }
                     }
                 }
@@ -172,18 +172,6 @@ impl RunLabel {
             }
         }
         runs - merged
-    }
-
-    /// [`RunLabel::union`] without sizes (for [`RunLabel::count4`]).
-    #[inline(always)]
-    fn union_ids(&mut self, a: u32, b: u32) -> bool {
-        let (ra, rb) = (self.find(a), self.find(b));
-        if ra == rb {
-            return false;
-        }
-        let (r, c) = if ra < rb { (ra, rb) } else { (rb, ra) };
-        self.parent[c as usize] = r;
-        true
     }
 
     /// Append the runs of one row (`word(i)` = word `i` of `n`) to `cur`, each a new node. A
@@ -255,16 +243,27 @@ impl RunLabel {
         x
     }
 
-    /// Merge the components of `a` and `b`; false if they were one already.
+    /// Merge the components of `a` and `b`; `(root, child)` of the merge, or `None` if they
+    /// were one already. Sizes are [`RunLabel::union`]'s to keep ([`RunLabel::count4`] has none).
     #[inline(always)]
-    fn union(&mut self, a: u32, b: u32) -> bool {
+    fn link(&mut self, a: u32, b: u32) -> Option<(u32, u32)> {
         let (ra, rb) = (self.find(a), self.find(b));
         if ra == rb {
-            return false;
+            return None;
         }
         // The older node (smaller id) stays root: ids grow down the plane, so trees stay flat.
         let (r, c) = if ra < rb { (ra, rb) } else { (rb, ra) };
         self.parent[c as usize] = r;
+        Some((r, c))
+    }
+
+    /// [`RunLabel::link`], adding the child's size to the root's; false if `a` and `b` were
+    /// one component already.
+    #[inline(always)]
+    fn union(&mut self, a: u32, b: u32) -> bool {
+        let Some((r, c)) = self.link(a, b) else {
+            return false;
+        };
         self.size[r as usize] += self.size[c as usize];
         true
     }
