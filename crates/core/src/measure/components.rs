@@ -319,8 +319,12 @@ unsafe fn row_at<const N: usize>(p: *const u64, o: usize) -> [u64; N] {
 #[inline(always)]
 fn runs<I: Isa, const N: usize>(f: [u64; N], c: [u64; N]) -> [u64; N] {
     let mut out = flood::fill_up::<u64, N>(f, c);
-    let down: [u64; N] = std::array::from_fn(|i| fill_down_word::<I>(f[i], c[i]));
+    // A plain loop, not `array::from_fn`: its closure was compiled out of line, outside the
+    // SIMD clone, so `pext`/`pdep` became calls (seen in the release disassembly, 347 call
+    // sites across the clones).
+    let mut down = [0u64; N];
     for i in 0..N {
+        down[i] = fill_down_word::<I>(f[i], c[i]);
         out[i] |= down[i];
     }
     // A run reaching bit 0 of word i + 1 from a seed at or above continues at the top of word
