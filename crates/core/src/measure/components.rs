@@ -680,41 +680,44 @@ impl Flood {
         if lay.w4 == 4 {
             return self.grow_row4::<I>(o, u, d, conn);
         }
+        // Every plane row as a slice of exactly its words (and the guard word either side for
+        // the rows above and below), so the loops below carry no bounds checks per word, as
+        // indexing `s[u + i]` did. Whole-process 1024x1024 classic-4-5 sweeps, alternated:
+        // 1.026x (median of 9 pairs, within their spread), outputs identical.
+        let w = lay.wpr;
         let s = &self.s;
-        let f = &self.f[o..o + lay.wpr];
+        let f = &self.f[o..o + w];
+        let cur = &s[o..o + w];
+        let (su, sd) = (&s[u - 1..u + w + 1], &s[d - 1..d + w + 1]);
+        let cand = &mut self.cand[..w];
         let mut any = 0;
         match conn {
             Connectivity::Four => {
-                for (i, c) in self.cand.iter_mut().enumerate() {
-                    let v = (s[u + i] | s[d + i]) & f[i] & !s[o + i];
-                    *c = v;
+                for i in 0..w {
+                    let v = (su[i + 1] | sd[i + 1]) & f[i] & !cur[i];
+                    cand[i] = v;
                     any |= v;
                 }
             }
             Connectivity::Eight => {
-                for (i, c) in self.cand.iter_mut().enumerate() {
-                    let a = s[u + i] | s[d + i];
-                    let l = s[u + i - 1] | s[d + i - 1];
-                    let r = s[u + i + 1] | s[d + i + 1];
+                for i in 0..w {
+                    let a = su[i + 1] | sd[i + 1];
+                    let l = su[i] | sd[i];
+                    let r = su[i + 2] | sd[i + 2];
                     let n = a | (a << 1) | (a >> 1) | (l >> 63) | (r << 63);
-                    let v = n & f[i] & !s[o + i];
-                    *c = v;
+                    let v = n & f[i] & !cur[i];
+                    cand[i] = v;
                     any |= v;
                 }
             }
             Connectivity::Six => {
                 // From above: the cell itself and its NW (the column to the left in the row
                 // above); from below: itself and its SE.
-                for (i, c) in self.cand.iter_mut().enumerate() {
-                    let (up, dn) = (s[u + i], s[d + i]);
-                    let n = up
-                        | dn
-                        | (up << 1)
-                        | (s[u + i - 1] >> 63)
-                        | (dn >> 1)
-                        | (s[d + i + 1] << 63);
-                    let v = n & f[i] & !s[o + i];
-                    *c = v;
+                for i in 0..w {
+                    let (up, dn) = (su[i + 1], sd[i + 1]);
+                    let n = up | dn | (up << 1) | (su[i] >> 63) | (dn >> 1) | (sd[i + 2] << 63);
+                    let v = n & f[i] & !cur[i];
+                    cand[i] = v;
                     any |= v;
                 }
             }
