@@ -461,8 +461,27 @@ fn levels4_pair<V: Lane, const P: u32>(
     gb: &mut LaneXoshiro<V>,
     st: &mut [(V, V); 2],
 ) {
+    walk4::<V, P, 2>([ga, gb], st);
+}
+
+/// Four levels of the top-down walk with `k`'s bits `P` (the first level is bit 3).
+#[inline(always)]
+fn levels4<V: Lane, const P: u32>(g: &mut LaneXoshiro<V>, wall: &mut V, tied: &mut V) {
+    let mut st = [(*wall, *tied)];
+    walk4::<V, P, 1>([g], &mut st);
+    (*wall, *tied) = st[0];
+}
+
+/// The top-down walk of [`levels4`] for `K` generators, `st[k]` = (WALL, tied) of generator
+/// `k`'s word: each level is drawn from every generator before the next level (plain loops,
+/// no `array::from_fn`, whose closure would be compiled outside the SIMD clone).
+#[inline(always)]
+fn walk4<V: Lane, const P: u32, const K: usize>(g: [&mut LaneXoshiro<V>; K], st: &mut [(V, V); K]) {
     for j in (0..4).rev() {
-        let r = [ga.next(), gb.next()];
+        let mut r = [V::ZERO; K];
+        for k in 0..K {
+            r[k] = g[k].next();
+        }
         for (k, (wall, tied)) in st.iter_mut().enumerate() {
             if (P >> j) & 1 == 1 {
                 *wall |= *tied & !r[k];
@@ -470,20 +489,6 @@ fn levels4_pair<V: Lane, const P: u32>(
             } else {
                 *tied &= !r[k];
             }
-        }
-    }
-}
-
-/// Four levels of the top-down walk with `k`'s bits `P` (the first level is bit 3).
-#[inline(always)]
-fn levels4<V: Lane, const P: u32>(g: &mut LaneXoshiro<V>, wall: &mut V, tied: &mut V) {
-    for j in (0..4).rev() {
-        let r = g.next();
-        if (P >> j) & 1 == 1 {
-            *wall |= *tied & !r;
-            *tied &= r;
-        } else {
-            *tied &= !r;
         }
     }
 }
