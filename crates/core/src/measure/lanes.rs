@@ -41,7 +41,8 @@
 //! ([`super::runs`]), which costs in proportion to the few rows it occupies. When that floor is
 //! no larger than the flooded component (the usual case), the largest component is the flooded
 //! one and the pockets are only counted, 4-connected by the branch-light
-//! [`RunLabel::count4`](super::runs::RunLabel::count4).
+//! [`RunLabel::count4`](super::runs::RunLabel::count4). When it is larger (the flood began in a
+//! pocket), further lane floods take the big component out of it first ([`more_floods`]).
 //!
 //! Rows of at most 4 words (grids up to 256 columns) are measured here; wider grids are
 //! measured cave by cave (their rows fill the row kernels' vectors anyway).
@@ -94,6 +95,13 @@ pub(crate) struct BatchPlanes {
     /// Per lane, the number of 4-connected components of that floor when its run graph has no
     /// cycle (then it is runs - touching pairs), else `None` ([`rest_trees_in`]).
     rest_trees: [Option<u32>; 8],
+    /// Components flooded after the spawn's ([`more_floods`]), all lanes in one plane, and per
+    /// lane how many and the size of the largest.
+    s2: LaneBuf,
+    more: [u32; 8],
+    more_largest: [u32; 8],
+    /// Per lane, the cells of every flooded component (the spawn's and the later ones).
+    claimed: [u64; 8],
     /// The labelling of that floor, lane by lane.
     runs: RunLabel,
 }
@@ -120,6 +128,10 @@ impl Default for BatchPlanes {
             rest_rows: LaneBuf::default(),
             rest_set: Vec::new(),
             rest_trees: [None; 8],
+            s2: LaneBuf::default(),
+            more: [0; 8],
+            more_largest: [0; 8],
+            claimed: [0; 8],
             runs: RunLabel::default(),
         }
     }
@@ -266,26 +278,44 @@ impl BatchPlanes {
                 });
                 self.rested = true;
             }
-            let lanes = self.lanes();
-            let (n, len) = shape(self.rows, self.cols);
-            let rest = &*self.rest.vectors::<u64>(len * lanes);
-            let sw = self.rows.div_ceil(64);
-            let set = &self.rest_set[k * sw..(k + 1) * sw];
-            let word = |y: usize, i: usize| rest[((y + 1) * n + i) * lanes + k];
-            if conn == Connectivity::Four && self.floor[k] - size as u64 <= size as u64 {
-                // No pocket can outgrow the flooded component: count them, sizes unneeded,
-                // in the lanes when their run graph is a forest.
-                count += match self.rest_trees[k] {
-                    Some(c) => c,
-                    None => self.runs.count4(n, set, word),
-                };
-            } else {
-                let (c, l) = self.runs.label(n, conn, set, word);
-                count += c;
-                largest = largest.max(l);
-            }
+            // In the batch's clone: the labellers' popcounts and trailing zeros are single
+            // instructions there, a dozen-instruction bit trick in the baseline build (where
+            // this function is compiled).
+            let (c, l) = crate::simd_run!(self.simd, <I> (
+                b: &'a mut BatchPlanes = &mut *self,
+                k: usize = k,
+                conn: Connectivity = conn,
+            ) -> (u32, u32) {
+                rest_label::<I>(b, k, conn)
+            });
+            count += c + self.more[k];
+            largest = largest.max(l).max(self.more_largest[k]);
         }
         (count, largest)
+    }
+}
+
+/// Lane `k`'s floor the flood left (`rest`, already computed): its number of components and,
+/// where one of them may outgrow the flooded component, the size of the largest (else 0).
+#[inline(always)]
+fn rest_label<I: Isa>(b: &mut BatchPlanes, k: usize, conn: Connectivity) -> (u32, u32) {
+    let lanes = <I::Lanes as Lane>::N;
+    let (n, len) = shape(b.rows, b.cols);
+    let rest = &*b.rest.vectors::<u64>(len * lanes);
+    let sw = b.rows.div_ceil(64);
+    let set = &b.rest_set[k * sw..(k + 1) * sw];
+    let word = |y: usize, i: usize| rest[((y + 1) * n + i) * lanes + k];
+    let largest = (b.size[k].max(b.more_largest[k])) as u64;
+    if conn == Connectivity::Four && b.floor[k] - b.claimed[k] <= largest {
+        // No pocket can outgrow a flooded component: count them, sizes unneeded, in the
+        // lanes when their run graph is a forest.
+        let c = match b.rest_trees[k] {
+            Some(c) => c,
+            None => b.runs.count4(n, set, word),
+        };
+        (c, 0)
+    } else {
+        b.runs.label(n, conn, set, word)
     }
 }
 
@@ -443,6 +473,29 @@ fn flood_go<V: Lane, const N: usize, const C: u8>(
             *seed_row = y;
         }
     }
+    flood_rows::<V, N, C>(f, rf, s, &seed_rows);
+    let mut size = V::ZERO;
+    for &v in &s[N..len - N] {
+        size = size.add(v.popcnt());
+    }
+    let ex = exit.filter(|&(y, x)| y < rows && x < cols);
+    for k in 0..V::N {
+        b.size[k] = size.get(k) as u32;
+        b.exit_in[k] = b.spawn_floor[k]
+            && ex.is_some_and(|(y, x)| (s[(y + 1) * N + x / 64].get(k) >> (x % 64)) & 1 == 1);
+    }
+}
+
+/// Flood `s` (planes of rows of `N` words, as [`flood_go`]'s) from the seeds already set in
+/// it, the rows holding them listed in `seed_rows` (`usize::MAX`: none).
+#[inline(always)]
+fn flood_rows<V: Lane, const N: usize, const C: u8>(
+    f: &[V],
+    rf: &[V],
+    s: &mut [V],
+    seed_rows: &[usize; 8],
+) {
+    let rows = f.len() / N - 2;
     let mut start = usize::MAX;
     for (k, &y) in seed_rows.iter().enumerate().take(V::N) {
         if y == usize::MAX || seed_rows[..k].contains(&y) {
@@ -469,16 +522,6 @@ fn flood_go<V: Lane, const N: usize, const C: u8>(
             };
             down = !down;
         }
-    }
-    let mut size = V::ZERO;
-    for &v in &s[N..len - N] {
-        size = size.add(v.popcnt());
-    }
-    let ex = exit.filter(|&(y, x)| y < rows && x < cols);
-    for k in 0..V::N {
-        b.size[k] = size.get(k) as u32;
-        b.exit_in[k] = b.spawn_floor[k]
-            && ex.is_some_and(|(y, x)| (s[(y + 1) * N + x / 64].get(k) >> (x % 64)) & 1 == 1);
     }
 }
 
@@ -600,18 +643,23 @@ fn row_step<V: Lane, const N: usize, const C: u8, const DOWN: bool>(
 fn rest_lanes<I: Isa>(b: &mut BatchPlanes, conn: Connectivity) {
     let (rows, cols) = (b.rows, b.cols);
     let (n, len) = shape(rows, cols);
+    let more = more_floods::<I>(b, conn);
     let (mut fg, mut sg) = (
         b.f.view::<I::Lanes>(rows, cols),
         b.s.view::<I::Lanes>(rows, cols),
     );
     let (f, s) = (&fg.raw_mut()[..len], &sg.raw_mut()[..len]);
+    let s2 = &*b.s2.vectors::<I::Lanes>(if more { len } else { 0 });
     let rest = b.rest.vectors::<I::Lanes>(len);
     let rest_rows = b.rest_rows.vectors::<I::Lanes>(rows);
     for (y, row_or) in rest_rows.iter_mut().enumerate() {
         let p = (y + 1) * n;
         let mut any = <I::Lanes as Lane>::ZERO;
         for i in p..p + n {
-            let r = f[i] & !s[i];
+            let mut r = f[i] & !s[i];
+            if more {
+                r &= !s2[i];
+            }
             rest[i] = r;
             any |= r;
         }
@@ -643,6 +691,143 @@ fn rest_lanes<I: Isa>(b: &mut BatchPlanes, conn: Connectivity) {
             b.rest_set[k * sw + y / 64] |= ((ors[y * lanes + k] != 0) as u64) << (y % 64);
         }
     }
+}
+
+/// Most rounds of [`more_floods`] (each a lane flood over the whole plane); lanes still short
+/// of certainty after them are labelled by [`RunLabel::label`], which is exact in any case.
+const MORE_ROUNDS: usize = 3;
+
+/// Flood, in the plane `s2`, further components of the lanes whose floor the spawn's flood left
+/// may hold a larger component than it (more floor left than it claimed), one component per
+/// such lane per round, until in every lane no unflooded floor can outgrow a flooded
+/// component (or [`MORE_ROUNDS`]). Sets `claimed`, `more` and `more_largest`; returns whether
+/// `s2` was used.
+///
+/// Why: there the largest component needs every component's size, and [`RunLabel::label`]
+/// on the floor left (the big component included) took ~30,000 cycles a cave (~1.5% of
+/// classic-4-5 caves: a WALL spawn whose flood began in a pocket, or a spawn in a pocket),
+/// a fifth of that preset's measure stage; a lane flood round costs a few thousand for the
+/// whole batch. Each round seeds a lane at the first cell of its longest unclaimed floor run in
+/// the row holding the most unclaimed floor, which is almost always the big component.
+#[inline(always)]
+fn more_floods<I: Isa>(b: &mut BatchPlanes, conn: Connectivity) -> bool {
+    match (b.cols.div_ceil(64), conn) {
+        (1, Connectivity::Four) => more_go::<I::Lanes, 1, 4>(b),
+        (2, Connectivity::Four) => more_go::<I::Lanes, 2, 4>(b),
+        (3, Connectivity::Four) => more_go::<I::Lanes, 3, 4>(b),
+        (4, Connectivity::Four) => more_go::<I::Lanes, 4, 4>(b),
+        (1, Connectivity::Eight) => more_go::<I::Lanes, 1, 8>(b),
+        (2, Connectivity::Eight) => more_go::<I::Lanes, 2, 8>(b),
+        (3, Connectivity::Eight) => more_go::<I::Lanes, 3, 8>(b),
+        (4, Connectivity::Eight) => more_go::<I::Lanes, 4, 8>(b),
+        (1, Connectivity::Six) => more_go::<I::Lanes, 1, 6>(b),
+        (2, Connectivity::Six) => more_go::<I::Lanes, 2, 6>(b),
+        (3, Connectivity::Six) => more_go::<I::Lanes, 3, 6>(b),
+        (4, Connectivity::Six) => more_go::<I::Lanes, 4, 6>(b),
+        _ => unreachable!("rows wider than {MAX_WORDS} words are measured per cave"),
+    }
+}
+
+/// [`more_floods`] for rows of `N` words.
+#[inline(always)]
+fn more_go<V: Lane, const N: usize, const C: u8>(b: &mut BatchPlanes) -> bool {
+    let (rows, cols) = (b.rows, b.cols);
+    let (_, len) = shape(rows, cols);
+    for k in 0..V::N {
+        b.claimed[k] = b.size[k] as u64;
+    }
+    b.more = [0; 8];
+    b.more_largest = [0; 8];
+    let mut used = false;
+    for _ in 0..MORE_ROUNDS {
+        let mut seeds = [usize::MAX; 8];
+        let mut any = false;
+        for (k, seed) in seeds.iter_mut().enumerate().take(V::N) {
+            let largest = b.size[k].max(b.more_largest[k]) as u64;
+            if b.floor[k] - b.claimed[k] > largest {
+                *seed = 0;
+                any = true;
+            }
+        }
+        if !any {
+            break;
+        }
+        let (mut fg, mut rfg) = (b.f.view::<V>(rows, cols), b.rf.view::<V>(rows, cols));
+        let mut sg = b.s.view::<V>(rows, cols);
+        let (f, rf, s) = (
+            &fg.raw_mut()[..len],
+            &rfg.raw_mut()[..len],
+            &sg.raw_mut()[..len],
+        );
+        let s2 = b.s2.vectors::<V>(len);
+        if !used {
+            s2.fill(V::ZERO);
+            used = true;
+        }
+        for (k, seed) in seeds.iter_mut().enumerate().take(V::N) {
+            if *seed == usize::MAX {
+                continue;
+            }
+            let (y, i, bit) = seed_cell::<V, N>(f, s, s2, k);
+            let mut v = s2[(y + 1) * N + i];
+            v.set(k, v.get(k) | bit);
+            s2[(y + 1) * N + i] = v;
+            *seed = y;
+        }
+        flood_rows::<V, N, C>(f, rf, s2, &seeds);
+        let mut total = V::ZERO;
+        for &v in &s2[N..len - N] {
+            total = total.add(v.popcnt());
+        }
+        for (k, &seed) in seeds.iter().enumerate().take(V::N) {
+            if seed == usize::MAX {
+                continue;
+            }
+            let got = b.size[k] as u64 + total.get(k) - b.claimed[k];
+            b.claimed[k] += got;
+            b.more[k] += 1;
+            b.more_largest[k] = b.more_largest[k].max(got as u32);
+        }
+    }
+    used
+}
+
+/// A cell of lane `k`'s unclaimed floor (`F & !S & !S2`, which must be non-empty) likely in
+/// its largest component: the first cell of the longest run (within a word) of the row
+/// holding the most. `(row, word, bit)`.
+#[inline(always)]
+fn seed_cell<V: Lane, const N: usize>(f: &[V], s: &[V], s2: &[V], k: usize) -> (usize, usize, u64) {
+    let (fw, sw, s2w) = (words(f), words(s), words(s2));
+    let rows = f.len() / N - 2;
+    let free = |y: usize, i: usize| {
+        let j = ((y + 1) * N + i) * V::N + k;
+        fw[j] & !sw[j] & !s2w[j]
+    };
+    let (mut best_row, mut best) = (usize::MAX, 0);
+    for y in 0..rows {
+        let mut c = 0;
+        for i in 0..N {
+            c += free(y, i).count_ones();
+        }
+        if c > best {
+            (best_row, best) = (y, c);
+        }
+    }
+    assert!(best_row != usize::MAX, "seed_cell needs unclaimed floor");
+    let y = best_row;
+    let (mut at, mut longest) = ((0, 0), 0);
+    for i in 0..N {
+        let mut w = free(y, i);
+        while w != 0 {
+            let lo = w.trailing_zeros();
+            let len = (!(w >> lo)).trailing_zeros();
+            if len > longest {
+                (at, longest) = ((i, lo), len);
+            }
+            w &= !(((1u128 << (lo + len)) - 1) as u64);
+        }
+    }
+    (y, at.0, 1u64 << at.1)
 }
 
 /// Per lane, for the 4-connected components of the floor the flood left (`rest`, rows of `N`

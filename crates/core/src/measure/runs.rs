@@ -48,6 +48,7 @@ impl RunLabel {
     /// words, and the size of the largest (`(0, 0)` for an empty plane). `rows_set` is a
     /// bitset of the rows that may hold bits (bit `y % 64` of word `y / 64`; rows outside it
     /// are not read); `word(y, i)` is word `i` of row `y` (bit `b` = column `64 i + b`).
+    #[inline(always)]
     pub fn label(
         &mut self,
         n: usize,
@@ -116,6 +117,7 @@ impl RunLabel {
     ///   `x`, minus one: a prefix popcount (per-word prefix sums, then one masked popcount).
     ///
     /// Components = runs - unions that merged two sets.
+    #[inline(always)]
     pub fn count4(
         &mut self,
         n: usize,
