@@ -24,9 +24,13 @@
 //! this cave. They need no `Plane`; `Width`, `Path` and `Depth` load it as before.
 
 use super::components::Layout;
-use super::{MeasureConfig, Measurer, Metric, MetricSet, Values, metrics};
+use super::{Connectivity, MeasureConfig, Measurer, Metric, MetricSet, Values, metrics};
 use crate::grid::Grid;
 use crate::kernel::batch::LaneBuf;
+
+/// Most components [`Lazy`] floods, after the spawn's, to find one no unflooded floor can
+/// outgrow; the floor left after them is labelled by its runs, which is exact in any case.
+const MORE_FLOODS: usize = 3;
 
 /// A unit of measuring work. See the module docs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -422,7 +426,7 @@ impl Lazy<'_> {
         self.set(Boundary, b as f64);
     }
 
-    /// Every component, flooded one by one on this cave's planes.
+    /// Every component: the big ones flooded on this cave's planes, the rest by its runs.
     fn label_own(&mut self) {
         use Metric::*;
         let conn = self.cfg.connectivity;
@@ -437,12 +441,28 @@ impl Lazy<'_> {
         }
         let mut count = spawn_floor as u32;
         let mut largest = self.memo.spawn_size;
+        // Flood while the floor left could hold a larger component than any flooded (a WALL
+        // spawn, or a spawn in a pocket), a few components at most; what is left then (the
+        // pockets) is labelled by its runs, only counted when none can be the largest.
+        let flood = &mut self.m.flood;
         let mut cursor = (0, 0);
-        while let Some((y, x)) = self.m.flood.next_unclaimed(&mut cursor) {
-            let n = self.m.flood.flood_from(y, x, conn).size;
+        for _ in 0..MORE_FLOODS {
+            if flood.unclaimed() <= largest as u64 {
+                break;
+            }
+            let Some((y, x)) = flood.next_unclaimed(&mut cursor) else {
+                break;
+            };
+            let n = flood.flood_from(y, x, conn).size;
             count += 1;
             largest = largest.max(n);
             self.memo.claims_spawn = false;
+        }
+        if flood.unclaimed() > 0 {
+            let count_only = conn == Connectivity::Four && flood.unclaimed() <= largest as u64;
+            let (c, l) = flood.label_rest(&mut self.m.runs, conn, count_only);
+            count += c;
+            largest = largest.max(l);
         }
         self.set(Components, count as f64);
         self.set(LargestFraction, self.frac(largest as u64));

@@ -338,6 +338,8 @@ pub struct Measurer {
     labels: Components,
     prev: Vec<u64>,
     post: post::PostScratch,
+    /// Labelling scratch of the floor a cave's floods left ([`components::Flood::label_rest`]).
+    runs: runs::RunLabel,
     /// The current batch's lane planes and per-lane results (see [`Measurer::begin_batch`]).
     batch: lanes::BatchPlanes,
 }
