@@ -560,7 +560,7 @@ impl Flood {
             conn: Connectivity = conn,
             count_only: bool = count_only,
         ) -> (u32, u32) {
-            label_rest_in::<I>(flood, runs, conn, count_only)
+            label_rest_in(flood, runs, conn, count_only)
         })
     }
 
@@ -839,9 +839,10 @@ impl Flood {
     }
 }
 
-/// [`Flood::label_rest`] in the SIMD clone `I` (hardware popcount and trailing zeros).
+/// [`Flood::label_rest`], inlined into the SIMD clone its caller runs (hardware popcount and
+/// trailing zeros).
 #[inline(always)]
-fn label_rest_in<I: Isa>(
+fn label_rest_in(
     flood: &mut Flood,
     runs: &mut RunLabel,
     conn: Connectivity,
