@@ -171,7 +171,12 @@ pub(crate) fn fill_row<I: Isa>(f: &[u64], seed: &[u64], out: &mut [u64]) {
     let mut from_above = false;
     for i in (0..n).rev() {
         let fi = f[i];
-        let own = fill_down_word::<I>(fi, seed[i]) & 1 == 1;
+        // Bit 0 is filled from this word's own seeds iff the floor run at bit 0 holds one
+        // (the same as bit 0 of `fill_down_word`, without a second pext/pdep per word: those
+        // share one port, and with them the row cost 4 of them per word).
+        let t = fi.trailing_ones();
+        let low = if t == 64 { !0 } else { (1u64 << t) - 1 };
+        let own = seed[i] & low != 0;
         if from_above && fi >> 63 == 1 {
             out[i] |= !0u64 << (64 - fi.leading_ones());
         }
