@@ -278,16 +278,20 @@ impl BatchPlanes {
                 });
                 self.rested = true;
             }
-            // In the batch's clone: the labellers' popcounts and trailing zeros are single
-            // instructions there, a dozen-instruction bit trick in the baseline build (where
-            // this function is compiled).
-            let (c, l) = crate::simd_run!(self.simd, <I> (
-                b: &'a mut BatchPlanes = &mut *self,
-                k: usize = k,
-                conn: Connectivity = conn,
-            ) -> (u32, u32) {
-                rest_label::<I>(b, k, conn)
-            });
+            let (c, l) = match self.rest_count(k, conn) {
+                // Counted in the lanes already (the usual case): no call into the clone.
+                Some(c) => (c, 0),
+                // In the batch's clone: the labellers' popcounts and trailing zeros are
+                // single instructions there, a dozen-instruction bit trick in the baseline
+                // build (where this function is compiled).
+                None => crate::simd_run!(self.simd, <I> (
+                    b: &'a mut BatchPlanes = &mut *self,
+                    k: usize = k,
+                    conn: Connectivity = conn,
+                ) -> (u32, u32) {
+                    rest_label::<I>(b, k, conn)
+                }),
+            };
             count += c + self.more[k];
             largest = largest.max(l).max(self.more_largest[k]);
         }
@@ -301,14 +305,14 @@ impl BatchPlanes {
 fn rest_label<I: Isa>(b: &mut BatchPlanes, k: usize, conn: Connectivity) -> (u32, u32) {
     let lanes = <I::Lanes as Lane>::N;
     let (n, len) = shape(b.rows, b.cols);
+    let counts_only = b.counts_only(k, conn);
     let rest = &*b.rest.vectors::<u64>(len * lanes);
     let sw = b.rows.div_ceil(64);
     let set = &b.rest_set[k * sw..(k + 1) * sw];
     let word = |y: usize, i: usize| rest[((y + 1) * n + i) * lanes + k];
-    let largest = (b.size[k].max(b.more_largest[k])) as u64;
-    if conn == Connectivity::Four && b.floor[k] - b.claimed[k] <= largest {
-        // No pocket can outgrow a flooded component: count them, sizes unneeded, in the
-        // lanes when their run graph is a forest.
+    if counts_only {
+        // No pocket can outgrow a flooded component: count them, sizes unneeded (the lanes
+        // counted them already when their run graph is a forest).
         let c = match b.rest_trees[k] {
             Some(c) => c,
             None => b.runs.count4(n, set, word),
@@ -316,6 +320,21 @@ fn rest_label<I: Isa>(b: &mut BatchPlanes, k: usize, conn: Connectivity) -> (u32
         (c, 0)
     } else {
         b.runs.label(n, conn, set, word)
+    }
+}
+
+impl BatchPlanes {
+    /// Lane `k`'s floor left after the floods needs only counting: 4-connected, and no
+    /// larger than a flooded component.
+    fn counts_only(&self, k: usize, conn: Connectivity) -> bool {
+        let largest = self.size[k].max(self.more_largest[k]) as u64;
+        conn == Connectivity::Four && self.floor[k] - self.claimed[k] <= largest
+    }
+
+    /// The components of lane `k`'s floor left after the floods, if the lanes counted them
+    /// ([`rest_trees_in`]) and their sizes are not needed.
+    fn rest_count(&self, k: usize, conn: Connectivity) -> Option<u32> {
+        self.rest_trees[k].filter(|_| self.counts_only(k, conn))
     }
 }
 
