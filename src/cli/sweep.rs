@@ -90,7 +90,12 @@ fn progress_bar(total: u64) -> ProgressBar {
         )
         .expect("template"),
     );
-    pb.enable_steady_tick(Duration::from_millis(200));
+    // The ticker is a thread that indicatif starts with `thread::spawn`, which panics when
+    // the thread cannot start (an address-space limit such as `ulimit -v`): started only
+    // where there is something to draw.
+    if !pb.is_hidden() {
+        pb.enable_steady_tick(Duration::from_millis(200));
+    }
     pb
 }
 

@@ -421,6 +421,29 @@ fn prepare_in<V: Lane, const N: usize>(
     (bd, fl)
 }
 
+/// `f::<V, N, C>(args)` for rows of `N = $wpr` words (1 to 4) and connectivity `C`: the
+/// kernels are compiled per row width and connectivity, so their loops unroll and their
+/// neighbour masks are constants.
+macro_rules! by_shape {
+    ($wpr:expr, $conn:expr, $f:ident::<$V:ty>($($arg:expr),*)) => {
+        match ($wpr, $conn) {
+            (1, Connectivity::Four) => $f::<$V, 1, 4>($($arg),*),
+            (2, Connectivity::Four) => $f::<$V, 2, 4>($($arg),*),
+            (3, Connectivity::Four) => $f::<$V, 3, 4>($($arg),*),
+            (4, Connectivity::Four) => $f::<$V, 4, 4>($($arg),*),
+            (1, Connectivity::Eight) => $f::<$V, 1, 8>($($arg),*),
+            (2, Connectivity::Eight) => $f::<$V, 2, 8>($($arg),*),
+            (3, Connectivity::Eight) => $f::<$V, 3, 8>($($arg),*),
+            (4, Connectivity::Eight) => $f::<$V, 4, 8>($($arg),*),
+            (1, Connectivity::Six) => $f::<$V, 1, 6>($($arg),*),
+            (2, Connectivity::Six) => $f::<$V, 2, 6>($($arg),*),
+            (3, Connectivity::Six) => $f::<$V, 3, 6>($($arg),*),
+            (4, Connectivity::Six) => $f::<$V, 4, 6>($($arg),*),
+            _ => unreachable!("rows wider than {MAX_WORDS} words are measured per cave"),
+        }
+    };
+}
+
 /// The lane flood of the module docs.
 #[inline(always)]
 fn flood_lanes<I: Isa>(
@@ -429,22 +452,11 @@ fn flood_lanes<I: Isa>(
     exit: Option<(usize, usize)>,
     conn: Connectivity,
 ) {
-    let wpr = b.cols.div_ceil(64);
-    match (wpr, conn) {
-        (1, Connectivity::Four) => flood_go::<I::Lanes, 1, 4>(b, spawn, exit),
-        (2, Connectivity::Four) => flood_go::<I::Lanes, 2, 4>(b, spawn, exit),
-        (3, Connectivity::Four) => flood_go::<I::Lanes, 3, 4>(b, spawn, exit),
-        (4, Connectivity::Four) => flood_go::<I::Lanes, 4, 4>(b, spawn, exit),
-        (1, Connectivity::Eight) => flood_go::<I::Lanes, 1, 8>(b, spawn, exit),
-        (2, Connectivity::Eight) => flood_go::<I::Lanes, 2, 8>(b, spawn, exit),
-        (3, Connectivity::Eight) => flood_go::<I::Lanes, 3, 8>(b, spawn, exit),
-        (4, Connectivity::Eight) => flood_go::<I::Lanes, 4, 8>(b, spawn, exit),
-        (1, Connectivity::Six) => flood_go::<I::Lanes, 1, 6>(b, spawn, exit),
-        (2, Connectivity::Six) => flood_go::<I::Lanes, 2, 6>(b, spawn, exit),
-        (3, Connectivity::Six) => flood_go::<I::Lanes, 3, 6>(b, spawn, exit),
-        (4, Connectivity::Six) => flood_go::<I::Lanes, 4, 6>(b, spawn, exit),
-        _ => unreachable!("rows wider than {MAX_WORDS} words are measured per cave"),
-    }
+    by_shape!(
+        b.cols.div_ceil(64),
+        conn,
+        flood_go::<I::Lanes>(b, spawn, exit)
+    )
 }
 
 /// [`flood_lanes`] for rows of `N` words.
@@ -730,21 +742,7 @@ const MORE_ROUNDS: usize = 3;
 /// the row holding the most unclaimed floor, which is almost always the big component.
 #[inline(always)]
 fn more_floods<I: Isa>(b: &mut BatchPlanes, conn: Connectivity) -> bool {
-    match (b.cols.div_ceil(64), conn) {
-        (1, Connectivity::Four) => more_go::<I::Lanes, 1, 4>(b),
-        (2, Connectivity::Four) => more_go::<I::Lanes, 2, 4>(b),
-        (3, Connectivity::Four) => more_go::<I::Lanes, 3, 4>(b),
-        (4, Connectivity::Four) => more_go::<I::Lanes, 4, 4>(b),
-        (1, Connectivity::Eight) => more_go::<I::Lanes, 1, 8>(b),
-        (2, Connectivity::Eight) => more_go::<I::Lanes, 2, 8>(b),
-        (3, Connectivity::Eight) => more_go::<I::Lanes, 3, 8>(b),
-        (4, Connectivity::Eight) => more_go::<I::Lanes, 4, 8>(b),
-        (1, Connectivity::Six) => more_go::<I::Lanes, 1, 6>(b),
-        (2, Connectivity::Six) => more_go::<I::Lanes, 2, 6>(b),
-        (3, Connectivity::Six) => more_go::<I::Lanes, 3, 6>(b),
-        (4, Connectivity::Six) => more_go::<I::Lanes, 4, 6>(b),
-        _ => unreachable!("rows wider than {MAX_WORDS} words are measured per cave"),
-    }
+    by_shape!(b.cols.div_ceil(64), conn, more_go::<I::Lanes>(b))
 }
 
 /// [`more_floods`] for rows of `N` words.
