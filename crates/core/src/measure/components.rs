@@ -25,6 +25,8 @@ use crate::simd::{Isa, Lane, Simd, pdep, pext};
 use super::Connectivity;
 use super::flood;
 use super::runs::RunLabel;
+#[cfg(target_arch = "x86_64")]
+use super::wide;
 
 /// Shape of a bit plane, mirroring [`Grid`]'s layout (guard words and guard rows).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -530,9 +532,10 @@ impl Flood {
                 v.resize(lay.len(), 0);
             }
         }
+        // Whole chunks of 8 words: the AVX-512 wide row step keeps its scratch rows there.
         for v in [&mut self.cand, &mut self.new, &mut self.seed] {
             v.clear();
-            v.resize(lay.wpr, 0);
+            v.resize(lay.wpr.next_multiple_of(8), 0);
         }
         self.floor = floor_plane_in::<I::Row>(g, &lay, &mut self.f, &mut self.s);
         self.claimed = 0;
@@ -716,6 +719,23 @@ impl Flood {
         let (u, d) = (o - lay.stride, o + lay.stride);
         if lay.w4 == 4 {
             return self.grow_row4::<I>(o, u, d, conn);
+        }
+        #[cfg(target_arch = "x86_64")]
+        if I::PATH == crate::simd::Path::Avx512Vbmi2 {
+            let (f, s) = (self.f.as_ptr(), self.s.as_mut_ptr());
+            let (st, w) = (lay.stride, lay.wpr);
+            let (cand, new) = (&mut self.cand[..], &mut self.new[..]);
+            // SAFETY: this is the `avx512-vbmi2` clone (its CPU has every instruction the
+            // step uses); row `y` and the rows beside it (guard rows included) lie in both
+            // planes of `lay.len()` words, with their guard words at `o - 1` and `o + w4`;
+            // the scratch holds `wpr` rounded up to 8 words (`load_on`).
+            return unsafe {
+                match conn {
+                    Connectivity::Four => wide::grow_row::<4>(f, s, o, st, w, cand, new),
+                    Connectivity::Eight => wide::grow_row::<8>(f, s, o, st, w, cand, new),
+                    Connectivity::Six => wide::grow_row::<6>(f, s, o, st, w, cand, new),
+                }
+            };
         }
         // Every plane row as a slice of exactly its words (and the guard word either side for
         // the rows above and below), so the loops below carry no bounds checks per word, as

@@ -27,6 +27,8 @@ mod lazy;
 mod metrics;
 mod post;
 mod runs;
+#[cfg(target_arch = "x86_64")]
+mod wide;
 
 pub use components::Components;
 pub use lazy::{Lazy, Stage};

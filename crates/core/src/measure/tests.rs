@@ -172,6 +172,10 @@ fn cols_strategy() -> impl Strategy<Value = usize> {
         Just(130),
         Just(257),
         Just(300),
+        // Wide rows (the AVX-512 wide row step): two chunks of 8 words, a partial one, three.
+        Just(1024),
+        Just(1100),
+        Just(1500),
         1usize..200
     ]
 }
