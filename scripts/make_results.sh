@@ -355,14 +355,22 @@ do_index() {
       "export/README.md|A cave saved as a Tiled map and drawn by Tiled's own renderer, beside cavesweep's picture; a hex cave." \
       "kernels-golly.md|Golly's other neighbourhoods (von Neumann, hexagonal, Larger than Life) on 1024x1024 against the oracle (written from the run of \`cargo bench --bench kernels -- \"vonneumann|hex_|ltl_r5\"\` it names)." \
       "bench/ab-36.md|The workspace split (#36) before and after, alternated: throughput within noise (written from the runs it names)." \
+      "bench/issue38/README.md|Issue 38's figures in one run: every preset's caves/s (1 and 2 threads) and stages, and every SIMD path's caves/s, with the ratios against the issue's targets (written from the \`cavesweep bench --paths\` run it names)." \
+      "bench/ab-38.md|Issue 38, first step (pockets labelled by union-find over runs; two-radius passes in lanes) before and after, alternated: roguebasin 3.4x, classic-4-5 1.10x, the others within noise (written from the runs it names)." \
+      "bench/ab-38b.md|Issue 38, second step (pockets counted by \`count4\` and in the lanes) before and after, alternated whole-process sweeps: classic-4-5 1.17x, roguebasin 1.05x, chapter-strict 1.00x, CSVs byte-identical (written from the runs it names)." \
+      "bench/ab-38c.md|Issue 38, third step (the lane fill decides two words at a time without \`vpternlogq\`) before and after, alternated whole-process sweeps with the path forced: avx2 1.085x, sse2 1.063x, avx512-vbmi2 unchanged (0.993x), CSVs byte-identical (written from the runs it names)." \
+      "bench/ab-38d.md|Issue 38, fourth step (pockets labelled in the SIMD clone, further lane floods where the spawn's began in a pocket, the forest test with splits, a cave on its own labelling its pockets by runs) before and after, alternated whole-process sweeps: classic-4-5 and 1024x1024 classic-4-5 faster, the others within noise, CSVs byte-identical (written from the runs it names)." \
+      "bench/ab-38e.md|Issue 38, fifth step (the per-cave flood's row step for rows over 256 columns in AVX-512 registers) before and after, alternated whole-process sweeps: 1024x1024 classic-4-5 1.96x faster, 90x140 within noise, CSVs byte-identical; the large-map per-cell target met (1.27x)." \
       "kernels.md|The step kernels against the scalar oracle, in cell updates per second." \
       "kernels-avx2.md|The same on a machine without AVX-512 (\`KERNELS_OUT\`): the paths it has, and the one it dispatches to." \
       "bench/README.md|Throughput per preset (1 thread, all threads, kernels, the scalar oracle)." \
       "bench/search.md|Seed search: lazy evaluation against generation alone, search --top against sweep, a query plan." \
       "bench/grid.md|Sweeps of 1,025- and 100,000-point grids against one point: caves/s and peak memory." \
       "bench/native_vs_portable.md|The portable build (run-time SIMD dispatch) against a -C target-cpu=native build, per stage and end to end." \
-      "peers.md|cavesweep beside the chapter's numpy code, mapgen, the oracle, Golly (bgolly, Life on a torus) and OpenCV and scipy labelling, the same work each." \
+      "peers.md|cavesweep beside the chapter's numpy code, mapgen, the oracle, Golly's bgolly (Life on a 1024x1024 torus, final grids identical) and OpenCV's and scipy's labelling (component counts equal), same work, one run (written by \`scripts/peers.sh\`)." \
       "probe.md|cavesweep's stages beside the performance issue's standalone probe, run back to back on two machines, an AVX-512 Xeon and an AVX2-only Zen 3 (written by hand from those runs; the probe is not in this repository)." \
+      "parquet.md|Issue 41: a 10-million-row \`--per-seed all\` table as CSV and as Parquet in the same run: size, sweep rate, peak RSS, pandas and DuckDB load times, DuckDB's exact count (written by \`scripts/parquet_bench.sh\`, which it names)." \
+      "explore.md|Issue 39: \`cavesweep explore\`'s server time per cave, the page's round trip and key press to picture, in headless Chromium (written by hand from \`scripts/explore_timing.mjs\`, which it names)." \
       "python.md|The Python package's overhead over the Rust pipeline, and generate_many against the command line." \
       "python-grids.md|Your own arrays from Python: converting to bits and back beside one step of the kernel (written from the run of \`python python/benches/bench_step.py\` it names)."; do
       if [ -f "results/${line%%|*}" ]; then
