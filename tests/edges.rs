@@ -505,3 +505,49 @@ fn errors_say_each_thing_once() {
         assert_one_line_error(&o, needle);
     }
 }
+
+/// `bench --recipe FILE`: a recipe file is measured under its name, after the presets named
+/// (alone when none is); a file that is not a recipe ends in one line before measuring.
+#[test]
+fn bench_measures_recipe_files() {
+    let d = scratch("bench-recipe");
+    let mut r = String::from_utf8(run_in(&d, &["presets", "classic-4-5"]).stdout).unwrap();
+    r = r.replacen("name = \"classic-4-5\"", "name = \"classic-wide\"", 1);
+    r = r.replacen("cols = 140", "cols = 600", 1);
+    assert!(
+        r.contains("classic-wide") && r.contains("cols = 600"),
+        "{r}"
+    );
+    fs::write(d.join("wide.toml"), r).unwrap();
+    let quick = ["bench", "--seconds", "0.05", "--repeats", "1"];
+    let o = run_in(
+        &d,
+        &[&quick[..], &["--recipe", "wide.toml", "--out", "f"]].concat(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = fs::read_to_string(d.join("f/bench.csv")).unwrap();
+    let rows: Vec<&str> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap())
+        .collect();
+    assert_eq!(rows, ["classic-wide"], "{csv}");
+    assert!(csv.contains("classic-wide,54000,"), "{csv}");
+    let o = run_in(
+        &d,
+        &[
+            &quick[..],
+            &["--preset", "chapter-strict", "--recipe", "wide.toml"],
+        ]
+        .concat(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let (a, b) = (text.find("\nchapter-strict "), text.find("\nclassic-wide "));
+    assert!(a.is_some() && b.is_some() && a < b, "{text}");
+    fs::write(d.join("bad.toml"), "rows = 'many'\n").unwrap();
+    let o = run_in(&d, &[&quick[..], &["--recipe", "bad.toml"]].concat());
+    assert_one_line_error(&o, "bad.toml");
+    let o = run_in(&d, &[&quick[..], &["--recipe", "missing.toml"]].concat());
+    assert_one_line_error(&o, "missing.toml");
+}

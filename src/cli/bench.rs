@@ -14,15 +14,19 @@ use cavesweep::benchmark::{
 use cavesweep::io::write_atomic;
 use cavesweep::measure::MetricSet;
 use cavesweep::presets::{NAMES, preset};
-use cavesweep::recipe::Recipe;
+use cavesweep::recipe::{MAX_RECIPE_BYTES, Recipe};
 use cavesweep::simd::Simd;
 use clap::Args;
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// Presets to measure (repeatable; default: all).
+    /// Presets to measure (repeatable; default: all, or none when --recipe is given).
     #[arg(long)]
     preset: Vec<String>,
+    /// Recipe files (TOML, as `sweep --recipe`) to measure after the presets, each under its
+    /// `name` (repeatable): e.g. a preset at another size, to compare per-cell costs in one run.
+    #[arg(long, value_name = "FILE")]
+    recipe: Vec<PathBuf>,
     /// Seconds per figure per preset (split over the repeats).
     #[arg(long, default_value_t = 2.0)]
     seconds: f64,
@@ -120,6 +124,23 @@ fn preset_names(a: &BenchArgs, default: &[&str]) -> Vec<String> {
     names
 }
 
+/// The recipes to measure: the `--preset`s (`default` when none is given and no `--recipe`
+/// either), then the `--recipe` files in order.
+fn recipes(a: &BenchArgs, default: &[&str]) -> Result<Vec<Recipe>> {
+    let mut out = Vec::new();
+    if !a.preset.is_empty() || a.recipe.is_empty() {
+        for n in preset_names(a, default) {
+            out.push(preset(&n)?);
+        }
+    }
+    for path in &a.recipe {
+        let text = cavesweep::io::read_to_string_capped(path, MAX_RECIPE_BYTES)
+            .with_context(|| format!("cannot read recipe {}", path.display()))?;
+        out.push(Recipe::from_toml(&text).with_context(|| format!("recipe {}", path.display()))?);
+    }
+    Ok(out)
+}
+
 fn human(v: f64) -> String {
     if v >= 1e9 {
         format!("{:.1}G", v / 1e9)
@@ -141,11 +162,7 @@ fn spread(s: &Spread) -> String {
 pub fn main(a: BenchArgs) -> Result<()> {
     let threads = check_args(&a)?;
     if a.search {
-        let names = preset_names(&a, &["chapter-strict"]);
-        let recipes = names
-            .iter()
-            .map(|n| preset(n))
-            .collect::<Result<Vec<_>, _>>()?;
+        let recipes = recipes(&a, &["chapter-strict"])?;
         return search::main(
             &recipes,
             threads,
@@ -157,11 +174,7 @@ pub fn main(a: BenchArgs) -> Result<()> {
     if a.grid {
         return grid(&a, threads);
     }
-    let names = preset_names(&a, &NAMES);
-    let recipes = names
-        .iter()
-        .map(|n| preset(n))
-        .collect::<Result<Vec<_>, _>>()?;
+    let recipes = recipes(&a, &NAMES)?;
     let slice = Duration::from_secs_f64(a.seconds / a.repeats as f64);
     let mut out = std::io::stdout().lock();
     let mut files: Vec<(&str, Vec<u8>)> = vec![
@@ -197,6 +210,9 @@ fn check_args(a: &BenchArgs) -> Result<usize> {
     }
     if a.search_seeds < 1000 {
         bail!("--search-seeds must be at least 1000");
+    }
+    if a.grid && !a.recipe.is_empty() {
+        bail!("--recipe applies to the pipeline and --search benchmarks, not to --grid");
     }
     if a.paths && (a.search || a.grid) {
         bail!("--paths applies to the pipeline benchmark, not to --search or --grid");
