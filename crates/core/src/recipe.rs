@@ -438,8 +438,23 @@ impl Recipe {
 }
 
 /// toml's errors span several lines (with a source excerpt); keep the CLI's errors to one.
+/// A multi-line message (the TOML parser's, which quotes the offending source line and a caret
+/// under it) as one line; a line of it longer than 400 characters (a quoted source line: a
+/// recipe of one 3 MB line made a 3 MB error line) is cut to [`crate::quote::MAX_QUOTED`].
+/// The parser's own explanations (the expected keys, ~200 characters) stay whole.
 fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    s.lines()
+        .map(|l| {
+            let l = l.split_whitespace().collect::<Vec<_>>().join(" ");
+            if l.chars().count() > 400 {
+                crate::quote::cut(&l)
+            } else {
+                l
+            }
+        })
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 // ---- the file format ------------------------------------------------------------------------
@@ -660,6 +675,20 @@ mod tests {
     }
 
     use super::*;
+
+    /// A parse error quotes at most a cut of the offending line, however long the line.
+    #[test]
+    fn parse_errors_stay_short_for_huge_lines() {
+        let text = format!("rows = 3\n{}\n", "a".repeat(1 << 20));
+        let e = Recipe::from_toml(&text).unwrap_err().to_string();
+        assert!(
+            e.len() < 400 && !e.contains('\n'),
+            "{} characters: {}",
+            e.len(),
+            &e[..200.min(e.len())]
+        );
+        assert!(e.contains("line 2") && e.contains("characters)"), "{e}");
+    }
 
     #[test]
     fn every_listed_key_is_a_set_key() {
