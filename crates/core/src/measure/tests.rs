@@ -10,9 +10,9 @@ use crate::oracle::ByteGrid;
 use crate::simd::Scalar;
 
 /// A tiny deterministic RNG for building test grids (splitmix64).
-struct Mix(u64);
+pub(super) struct Mix(pub(super) u64);
 impl Mix {
-    fn next(&mut self) -> u64 {
+    pub(super) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);

@@ -297,27 +297,20 @@ unsafe fn grow_row_in<const C: u8>(
 
 #[cfg(all(test, target_arch = "x86_64"))]
 mod tests {
+    use super::super::tests::Mix;
     use super::*;
     use crate::simd::{Path, Simd};
     use proptest::prelude::*;
 
-    fn next(x: &mut u64) -> u64 {
-        *x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = *x;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
     /// A random word: all floor, all rock, or bits set with a density picked per word, so
     /// rows have long runs crossing words and chunks as well as fine grain.
-    fn word(r: &mut u64) -> u64 {
-        match next(r) % 6 {
+    fn word(r: &mut Mix) -> u64 {
+        match r.next() % 6 {
             0 => !0,
             1 => 0,
-            2 => next(r) | next(r),
-            3 => next(r) & next(r),
-            _ => next(r),
+            2 => r.next() | r.next(),
+            3 => r.next() & r.next(),
+            _ => r.next(),
         }
     }
 
@@ -373,7 +366,7 @@ mod tests {
             if !Simd::available().iter().any(|s| s.path() == Path::Avx512Vbmi2) {
                 return Ok(());
             }
-            let mut r = seed;
+            let mut r = Mix(seed);
             let w4 = wpr.next_multiple_of(4);
             let stride = w4 + 2;
             // Rows -1 ..= 3 of a plane; the step runs on row 1.
@@ -393,7 +386,7 @@ mod tests {
                     x += 1;
                     continue;
                 }
-                let keep = next(&mut r).is_multiple_of(3);
+                let keep = r.next().is_multiple_of(3);
                 while x < 64 * wpr && bit(&fr, x as isize) {
                     if keep {
                         cur[x / 64] |= 1 << (x % 64);
