@@ -59,11 +59,28 @@ fn short_name(v: usize) -> &'static str {
     ["strict", "classic"][v]
 }
 
+/// The audit's blocks in the order the brief asks for, a function per section (section 2, the
+/// claim audit with its pictures and sweeps, in five), the pictures they show added to `pics`.
 fn blocks(a: &Audit, pics: &mut Vec<(String, Png)>) -> Result<Vec<Block>, ReportError> {
     let mut b = vec![Block::Title(
         "'Generate Caves from Noise': the chapter's claims, audited".into(),
     )];
+    context(a, &mut b);
+    claims(a, &mut b);
+    seed42(a, &mut b, pics)?;
+    trajectory(a, &mut b, pics)?;
+    sensitivity(a, &mut b, pics)?;
+    failures(a, &mut b);
+    ledger(a, &mut b);
+    findings(a, &mut b);
+    proposal(a, &mut b);
+    experiments(a, &mut b);
+    checklist(a, &mut b);
+    Ok(b)
+}
 
+/// The brief's context: what wrote the audit, from which sources, and what its labels mean.
+fn context(a: &Audit, b: &mut Vec<Block>) {
     // 1 Context and provenance.
     b.push(Block::Heading(SECTIONS[0].into()));
     b.push(Block::Para(format!(
@@ -93,7 +110,10 @@ fn blocks(a: &Audit, pics: &mut Vec<(String, Png)>) -> Result<Vec<Block>, Report
          stored in the repository."
             .into(),
     ));
+}
 
+/// Section 2's head: one row per checkable statement of the chapter.
+fn claims(a: &Audit, b: &mut Vec<Block>) {
     // 2 Claim audit.
     b.push(Block::Heading(SECTIONS[1].into()));
     b.push(Block::Para(
@@ -136,7 +156,10 @@ fn blocks(a: &Audit, pics: &mut Vec<(String, Png)>) -> Result<Vec<Block>, Report
             .collect(),
         numeric: vec![],
     });
+}
 
+/// Seed 42 after each step, both variants, as a strip of pictures.
+fn seed42(a: &Audit, b: &mut Vec<Block>, pics: &mut Vec<(String, Png)>) -> Result<(), ReportError> {
     b.push(Block::Subheading(
         "Seed 42 after each step (REPRODUCED)".into(),
     ));
@@ -172,7 +195,15 @@ fn blocks(a: &Audit, pics: &mut Vec<(String, Png)>) -> Result<Vec<Block>, Report
         "Walls dark, floor light; floor the spawn cannot reach is blue, the spawn a green ring."
             .into(),
     ));
+    Ok(())
+}
 
+/// The wall fraction per step of both variants, mean and p05-p95 band.
+fn trajectory(
+    a: &Audit,
+    b: &mut Vec<Block>,
+    pics: &mut Vec<(String, Png)>,
+) -> Result<(), ReportError> {
     b.push(Block::Subheading(
         "Wall fraction per step, both variants (REPRODUCED)".into(),
     ));
@@ -210,7 +241,15 @@ fn blocks(a: &Audit, pics: &mut Vec<(String, Png)>) -> Result<Vec<Block>, Report
         )),
     )));
     pics.push(("audit-trajectory.png".into(), png));
+    Ok(())
+}
 
+/// The sensitivity grid (threshold x centre x steps) as heat maps and a table.
+fn sensitivity(
+    a: &Audit,
+    b: &mut Vec<Block>,
+    pics: &mut Vec<(String, Png)>,
+) -> Result<(), ReportError> {
     b.push(Block::Subheading(
         "Sensitivity grid: threshold x centre x steps (REPRODUCED)".into(),
     ));
@@ -302,7 +341,11 @@ fn blocks(a: &Audit, pics: &mut Vec<(String, Png)>) -> Result<Vec<Block>, Report
         rows,
         numeric: vec![false, true, false, true, true, true],
     });
+    Ok(())
+}
 
+/// The failure rates of the chapter's search loop, and the boundary and keep-largest comparisons.
+fn failures(a: &Audit, b: &mut Vec<Block>) {
     b.push(Block::Subheading(
         "Failure rates over seeds 0..9999 (REPRODUCED)".into(),
     ));
@@ -361,7 +404,10 @@ fn blocks(a: &Audit, pics: &mut Vec<(String, Png)>) -> Result<Vec<Block>, Report
         a.keep_largest.command
     )));
     b.push(comparison(&a.keep_largest));
+}
 
+/// Section 3: the sources the audit rests on.
+fn ledger(a: &Audit, b: &mut Vec<Block>) {
     // 3 Source ledger.
     b.push(Block::Heading(SECTIONS[2].into()));
     b.push(Block::Para(
@@ -396,7 +442,10 @@ fn blocks(a: &Audit, pics: &mut Vec<(String, Png)>) -> Result<Vec<Block>, Report
             .collect(),
         numeric: vec![],
     });
+}
 
+/// Section 4: the claims grouped by verdict.
+fn findings(a: &Audit, b: &mut Vec<Block>) {
     // 4 Findings.
     b.push(Block::Heading(SECTIONS[3].into()));
     for (title, verdict) in [
@@ -419,7 +468,10 @@ fn blocks(a: &Audit, pics: &mut Vec<(String, Png)>) -> Result<Vec<Block>, Report
             b.push(Block::Para(format!("- {i}")));
         }
     }
+}
 
+/// Section 5: the text changes proposed, with the numbers they rest on.
+fn proposal(a: &Audit, b: &mut Vec<Block>) {
     // 5 Upgrade proposal.
     b.push(Block::Heading(SECTIONS[4].into()));
     b.push(Block::Para(
@@ -469,7 +521,10 @@ fn blocks(a: &Audit, pics: &mut Vec<(String, Png)>) -> Result<Vec<Block>, Report
     for c in cites {
         b.push(Block::Para(format!("- {c}")));
     }
+}
 
+/// Section 6: the experiments, run or proposed.
+fn experiments(a: &Audit, b: &mut Vec<Block>) {
     // 6 Experiment opportunities.
     b.push(Block::Heading(SECTIONS[5].into()));
     b.push(Block::Table {
@@ -494,7 +549,10 @@ fn blocks(a: &Audit, pics: &mut Vec<(String, Png)>) -> Result<Vec<Block>, Report
             .collect(),
         numeric: vec![],
     });
+}
 
+/// Section 7: what a reviewer decides.
+fn checklist(a: &Audit, b: &mut Vec<Block>) {
     // 7 Review checklist.
     b.push(Block::Heading(SECTIONS[6].into()));
     let mut items: Vec<String> = a
@@ -521,7 +579,6 @@ fn blocks(a: &Audit, pics: &mut Vec<(String, Png)>) -> Result<Vec<Block>, Report
         .map(String::from),
     );
     b.extend(items.into_iter().map(Block::Para));
-    Ok(b)
 }
 
 fn comparison(c: &Comparison) -> Block {
