@@ -80,7 +80,7 @@ pub enum StoreError {
     },
     /// Final files of cavesweep without the store that recorded them.
     #[error(
-        "output folder {} holds cavesweep output files but no {DB_FILE} to resume from",
+        "output folder {} holds cavesweep output files but no {DB_FILE} holding a run to resume from",
         .0.display()
     )]
     OutputsWithoutStore(PathBuf),

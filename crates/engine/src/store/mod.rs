@@ -35,6 +35,7 @@ pub mod parquet;
 pub mod ranges;
 pub mod table;
 
+use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -56,8 +57,11 @@ pub const DB_FILE: &str = "cavesweep.sqlite";
 pub const FORMAT: u32 = 1;
 /// SQLite's side files of the store.
 const DB_SIDE: [&str; 3] = ["-journal", "-wal", "-shm"];
-/// Files of the JSON checkpoint format of cavesweep 0.1 (refused; `--force` replaces them).
+/// Files of the JSON checkpoint format of cavesweep 0.1 (refused; `--force` removes them, but
+/// only once [`legacy_checkpoint`] has proved them that format's: both are common names).
 const LEGACY: [&str; 2] = ["state.json", "parts"];
+/// The largest `state.json` read to prove it cavesweep 0.1's.
+const LEGACY_STATE_LIMIT: u64 = 64 << 20;
 
 /// What a folder holds: the kind of work and everything that determines its results.
 pub struct Identity<'a> {
@@ -141,7 +145,7 @@ enum Entry {
     Foreign,
 }
 
-fn classify(name: &str, outputs: &[&str]) -> Entry {
+fn classify(name: &str, outputs: &[&str], legacy: bool) -> Entry {
     let db_side = DB_SIDE.map(|s| format!("{DB_FILE}{s}"));
     if name == LOCK_FILE {
         Entry::Lock
@@ -153,11 +157,53 @@ fn classify(name: &str, outputs: &[&str]) -> Entry {
         .any(|o| files::is_temp_of(name, o))
     {
         Entry::Temp
-    } else if LEGACY.contains(&name) {
+    } else if legacy && LEGACY.contains(&name) {
         Entry::Legacy
     } else {
         Entry::Foreign
     }
+}
+
+/// Cavesweep 0.1's checkpoint in `folder`, proved, as the names in `parts/` to remove (empty
+/// when there is no `parts/`), or `None` when it cannot be proved (then `state.json` and
+/// `parts` are foreign names: never touched). Proof: `state.json` is a regular file of at most
+/// [`LEGACY_STATE_LIMIT`] holding a JSON object with exactly that format's keys, and `parts`,
+/// when present, is a folder of regular files named `N.csv` (its chunks' rows), nothing else.
+fn legacy_checkpoint(folder: &Folder) -> Option<Vec<OsString>> {
+    const KEYS: [&str; 6] = ["chunks", "done", "fingerprint", "format", "points", "shard"];
+    let bytes = folder.read_capped(LEGACY[0], LEGACY_STATE_LIMIT).ok()??;
+    let state: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(&bytes).ok()?;
+    let mut keys: Vec<&str> = state.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    if keys != KEYS {
+        return None;
+    }
+    let parts = match folder.kind(LEGACY[1]).ok()? {
+        None => return Some(Vec::new()),
+        Some(Kind::Dir) => folder.sub(LEGACY[1], false).ok()?.0,
+        Some(_) => return None,
+    };
+    let names = parts.entries().ok()?;
+    let chunk_file = |n: &OsString, k: &Kind| {
+        *k == Kind::File
+            && n.to_str()
+                .and_then(|n| n.strip_suffix(".csv"))
+                .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+    };
+    names
+        .iter()
+        .all(|(n, k)| chunk_file(n, k))
+        .then(|| names.into_iter().map(|(n, _)| n).collect())
+}
+
+/// The store file at `path` (a regular file) holds no table: empty, or a creation interrupted
+/// before its commit. Opened read-only and not followed through a link; a file SQLite cannot
+/// read counts as not empty (opening it for the work then says what is wrong with it).
+pub(crate) fn store_is_empty(path: &Path) -> bool {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+    Connection::open_with_flags(path, flags)
+        .and_then(|c| c.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0)))
+        .is_ok_and(|n: i64| n == 0)
 }
 
 fn sql_err(path: &Path, e: rusqlite::Error) -> StoreError {
@@ -221,9 +267,14 @@ impl Store {
                 source,
             })
         })?;
-        let has_db = entries
+        // The store proves the folder ours only once its schema is committed (final files are
+        // written after that): an empty one, such as an interrupted creation leaves or anyone
+        // can make, proves nothing about the files beside it.
+        let db_file = entries
             .iter()
             .any(|(n, k)| n == DB_FILE && *k == Kind::File);
+        let has_db = db_file && !store_is_empty(&dir.join(DB_FILE));
+        let legacy_parts = legacy_checkpoint(&folder);
         // Decide everything first: a refusal removes nothing.
         let mut legacy = false;
         let mut foreign = None;
@@ -237,7 +288,7 @@ impl Store {
                 foreign = Some(name.to_string_lossy().into_owned());
                 continue;
             };
-            let entry = match classify(name_str, id.outputs) {
+            let entry = match classify(name_str, id.outputs, legacy_parts.is_some()) {
                 // A temporary file is ours only in a folder holding our store (the store is
                 // created before any final file is written) and only as a regular file.
                 Entry::Temp if !has_db || *kind != Kind::File => Entry::Foreign,
@@ -262,6 +313,9 @@ impl Store {
                     Kind::Dir => remove_dirs.push(name.clone()),
                     _ => remove_files.push(name.clone()),
                 },
+                // An empty store (see `has_db`) and its side files (a killed creation's
+                // journal, which SQLite rolls back on opening): it is made again in place.
+                Entry::Ours if db_file && name_str.starts_with(DB_FILE) => {}
                 Entry::Ours => {
                     if !has_db {
                         if name_str.starts_with(DB_FILE) {
@@ -303,9 +357,22 @@ impl Store {
                     source,
                 })?;
         }
+        // `parts/`, proved cavesweep 0.1's: its chunk files, then the folder itself (emptied,
+        // never removed whole: a file that appeared in it since makes the removal fail).
         for name in &remove_dirs {
             let path = folder.join(name);
-            fs::remove_dir_all(&path).map_err(|source| StoreError::Remove { path, source })?;
+            let remove = |source| StoreError::Remove {
+                path: path.clone(),
+                source,
+            };
+            let (sub, _) = folder.sub(name, false).map_err(remove)?;
+            for part in legacy_parts.as_deref().unwrap_or_default() {
+                sub.remove_file(part).map_err(|source| StoreError::Remove {
+                    path: sub.join(part),
+                    source,
+                })?;
+            }
+            folder.remove_dir(name).map_err(remove)?;
         }
         let db = dir.join(DB_FILE);
         let conn = connect(

@@ -176,14 +176,15 @@ impl Share<'_> {
         if js.is_empty() {
             return 0;
         }
-        let full = (js.end - js.start) * self.plan.chunk;
+        let n = js.end - js.start;
         let last = self.plan.point_chunks(point).end - 1;
-        // Only a point's last chunk can be short.
+        // Only a point's last chunk can be short. (Counted as n - 1 whole chunks plus the short
+        // one: n whole chunks of a range of 2^64 - 1 seeds do not fit in a u64.)
         if self.id(point, js.end - 1) == last {
             let short = self.plan.chunk_seeds(self.plan.chunks_per_point - 1);
-            full - (self.plan.chunk - (short.end - short.start))
+            (n - 1) * self.plan.chunk + (short.end - short.start)
         } else {
-            full
+            n * self.plan.chunk
         }
     }
     /// Seeds this shard runs at `point`.
