@@ -78,6 +78,18 @@ pub fn refused(kind: Kind) -> io::Error {
     io::Error::new(errkind, format!("it is {}; {why}", kind.name()))
 }
 
+/// The error for a regular file with other names (hard links) where cavesweep would write in
+/// place: the write would change every name of it, files cavesweep did not write among them.
+pub fn hard_linked(links: u64) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!(
+            "it has {links} names (hard links); cavesweep writes this file in place and would \
+             change the others too: remove them or choose another name"
+        ),
+    )
+}
+
 /// An open folder ([`Folder::try_clone`] duplicates the descriptor).
 #[derive(Debug)]
 pub struct Folder {
@@ -308,15 +320,24 @@ impl Folder {
 
     /// Open `name` for writing in place, truncated: for a file streamed as it is made and
     /// resumed by a checkpoint of its own (`search --out`), which a rename cannot serve. Only
-    /// an absent name or a regular file is opened, never through a link.
+    /// an absent name or a regular file is opened, never through a link, and never a file with
+    /// other hard links: writing in place would change every name of it, files cavesweep did
+    /// not write among them (a rename replaces one name; this cannot). The file is truncated
+    /// only after that check.
     pub fn create_in_place(&self, name: impl AsRef<OsStr>) -> io::Result<File> {
         let name = component(name.as_ref())?;
         self.file_stat(name)?;
-        match self.open_regular(name, OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC, 0o666) {
-            Ok(Some(f)) => Ok(f),
-            Ok(None) => Err(io::Error::from(io::ErrorKind::NotFound)),
-            Err(e) => Err(e),
+        let f = match self.open_regular(name, OFlags::WRONLY | OFlags::CREATE, 0o666) {
+            Ok(Some(f)) => f,
+            Ok(None) => return Err(io::Error::from(io::ErrorKind::NotFound)),
+            Err(e) => return Err(e),
+        };
+        let links = rustix::fs::fstat(&f)?.st_nlink;
+        if links > 1 {
+            return Err(hard_linked(links as u64));
         }
+        f.set_len(0)?;
+        Ok(f)
     }
 
     /// Write `bytes` to `name` atomically.

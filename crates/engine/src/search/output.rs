@@ -24,6 +24,7 @@
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use super::checkpoint::{self, Checkpoint, Completed};
@@ -175,13 +176,34 @@ pub fn open(
     let dir = checkpoint::dir_for(path);
     // An existing file is ours to rewrite only beside a checkpoint store that says so (an empty
     // or foreign FILE.checkpoint/ folder proves nothing).
-    let has_store =
-        std::fs::symlink_metadata(dir.join(crate::store::DB_FILE)).is_ok_and(|m| m.is_file());
+    let db = dir.join(crate::store::DB_FILE);
+    let has_store = std::fs::symlink_metadata(&db).is_ok_and(|m| m.is_file())
+        && !crate::store::store_is_empty(&db);
     if !force && std::fs::symlink_metadata(path).is_ok() && !has_store {
         return Err(OutputError::Exists {
             path: path.to_path_buf(),
             checkpoint: dir,
         });
+    }
+    // What can never be written (a link, FIFO, device, a file with other names) is refused
+    // before the checkpoint folder is made: a refusal leaves nothing behind.
+    if let Ok(m) = std::fs::symlink_metadata(path) {
+        let why = if m.is_file() {
+            (m.nlink() > 1).then(|| crate::io::folder::hard_linked(m.nlink()))
+        } else {
+            Folder::of_file(path)
+                .and_then(|(d, name)| d.kind(name))
+                .ok()
+                .flatten()
+                .map(crate::io::folder::refused)
+        };
+        if let Some(source) = why {
+            return Err(OutputError::File {
+                what: "create",
+                path: path.to_path_buf(),
+                source,
+            });
+        }
     }
     let parent = path
         .parent()

@@ -647,13 +647,59 @@ impl Col {
     }
 }
 
+/// The largest footer (file metadata) [`read`] accepts: a file's footer states its own length,
+/// and the reader allocates what it states. cavesweep's footers are a few KiB.
+const MAX_FOOTER: u64 = 16 << 20;
+/// The most uncompressed column data [`read`] accepts, as the file's metadata states it.
+const MAX_DATA: i64 = 1 << 30;
+
 /// Read a whole Parquet file (as written by [`ParquetTable`], or any flat file whose columns
 /// are integers, floats, booleans or text). At most `max_rows` rows: more is an error, so a
-/// reader's memory stays bounded.
-pub fn read(file: std::fs::File, max_rows: u64) -> io::Result<ReadTable> {
+/// reader's memory stays bounded; so are the footer (at most [`MAX_FOOTER`], checked against
+/// the file's size before it is read) and the column data the metadata declares ([`MAX_DATA`]).
+pub fn read(mut file: std::fs::File, max_rows: u64) -> io::Result<ReadTable> {
     use parquet::basic::Type as Physical;
+    use std::io::{Read, Seek, SeekFrom};
+    let size = file.metadata()?.len();
+    let mut tail = [0u8; 8];
+    if size < 12 {
+        return Err(io::Error::other(format!(
+            "{size} bytes, too short for Parquet"
+        )));
+    }
+    file.seek(SeekFrom::Start(size - 8))?;
+    file.read_exact(&mut tail)?;
+    file.seek(SeekFrom::Start(0))?;
+    let footer = u64::from(u32::from_le_bytes(tail[..4].try_into().expect("4 bytes")));
+    if &tail[4..] != b"PAR1" {
+        return Err(io::Error::other("no Parquet footer (PAR1) at its end"));
+    }
+    if footer > MAX_FOOTER || footer + 12 > size {
+        return Err(io::Error::other(format!(
+            "its footer states {footer} bytes of metadata, more than {} (the limit of this \
+             reader) or than the file holds",
+            if footer > MAX_FOOTER {
+                crate::io::human_bytes(MAX_FOOTER)
+            } else {
+                format!("{size} bytes")
+            }
+        )));
+    }
     let reader = SerializedFileReader::new(file).map_err(perr)?;
     let md = reader.metadata();
+    let data: i64 = md
+        .row_groups()
+        .iter()
+        .flat_map(|g| g.columns())
+        .map(|c| c.uncompressed_size().max(0))
+        .fold(0i64, i64::saturating_add);
+    if data > MAX_DATA {
+        return Err(io::Error::other(format!(
+            "its metadata states {data} bytes of column data, more than the {} this reader \
+             holds in memory",
+            crate::io::human_bytes(MAX_DATA as u64)
+        )));
+    }
     let total = md.file_metadata().num_rows().max(0) as u64;
     if total > max_rows {
         return Err(io::Error::other(format!(
