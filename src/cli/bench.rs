@@ -94,9 +94,10 @@ fn check_out(a: &BenchArgs) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     cavesweep::io::AtomicFile::create(&dir.join(".cavesweep-bench-probe"))
         .with_context(|| format!("cannot write into {}", dir.display()))?;
+    let paths: Vec<PathBuf> = out_files(a).iter().map(|n| dir.join(n)).collect();
+    cavesweep::io::check_writable(paths.iter().map(PathBuf::as_path))?;
     if !a.force {
-        for name in out_files(a) {
-            let path = dir.join(name);
+        for path in paths {
             if std::fs::symlink_metadata(&path).is_ok() {
                 bail!(
                     "{} exists (figures of an earlier bench): pass --force to replace it",

@@ -289,9 +289,11 @@ fn report_md(seeds: u64, t: &str) -> String {
     )
 }
 
-/// Write the files, each atomically. Without `force`, first refuse (writing none) if any of
-/// them holds other bytes: rewriting the same run's files is always allowed.
+/// Write the files, each atomically. First refuse (writing none) if any of them is where a
+/// link, folder or special file is, and without `force` if any holds other bytes: rewriting
+/// the same run's files is always allowed.
 fn write_files(files: &[(PathBuf, Vec<u8>)], force: bool) -> Result<()> {
+    cavesweep::io::check_writable(files.iter().map(|(p, _)| p.as_path()))?;
     if !force {
         cavesweep::io::check_no_replace(files.iter().map(|(p, b)| (p.as_path(), b.as_slice())))?;
     }

@@ -82,6 +82,9 @@ pub fn main(a: RunArgs) -> Result<()> {
         None => generator.run(a.seed)?,
     };
     let saves = save_files(&a, &recipe, &cave)?;
+    // Every file's place is checked before the first is written: a refusal writes none.
+    cavesweep::io::check_writable(a.png.as_deref()).context("--png")?;
+    cavesweep::io::check_writable(saves.iter().map(|(p, _)| p.as_path())).context("--save")?;
     write_png(&a, &recipe, &cave)?;
     mapfile::write_all(&saves, true).context("--save")?;
     let mut out = std::io::stdout().lock();

@@ -144,6 +144,38 @@ pub enum ReplaceError {
         /// Why.
         source: io::Error,
     },
+    /// Something that is never written is where the file goes (a link, folder, FIFO, socket
+    /// or device): [`check_writable`].
+    #[error("cannot write {}", path.display())]
+    Unwritable {
+        /// The file.
+        path: PathBuf,
+        /// What is there.
+        source: io::Error,
+    },
+}
+
+/// Check, before anything is written, that every path can be written the way cavesweep writes
+/// files (atomically, by a rename over an absent name or a regular file): nothing else (a
+/// link, folder, FIFO, socket or device) is there. A command writing several files calls this
+/// on all of them first, with or without `--force` (which replaces other contents, never other
+/// kinds), so a refusal leaves none written: a map without its tileset, a report mixing two
+/// runs.
+pub fn check_writable<'a>(paths: impl IntoIterator<Item = &'a Path>) -> Result<(), ReplaceError> {
+    for path in paths {
+        // A folder that cannot be opened (missing, not a folder, unreadable): the write says why.
+        let kind = Folder::of_file(path)
+            .and_then(|(dir, name)| dir.kind(name))
+            .ok()
+            .flatten();
+        if let Some(kind) = kind.filter(|&k| k != Kind::File) {
+            return Err(ReplaceError::Unwritable {
+                path: path.to_path_buf(),
+                source: folder::refused(kind),
+            });
+        }
+    }
+    Ok(())
 }
 
 impl ReplaceError {

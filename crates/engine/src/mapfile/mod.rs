@@ -279,6 +279,7 @@ pub fn files(
 /// none; without `force` a file already there is replaced only when it holds the same bytes.
 /// Each file is written atomically.
 pub fn write_all(files: &[(PathBuf, Vec<u8>)], force: bool) -> Result<(), MapFileError> {
+    io::check_writable(files.iter().map(|(p, _)| p.as_path()))?;
     if !force {
         io::check_no_replace(files.iter().map(|(p, b)| (p.as_path(), b.as_slice())))?;
     }
