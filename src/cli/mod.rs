@@ -219,6 +219,7 @@ fn usage_error(e: clap::Error) -> ExitCode {
         Some(s) => format!("cavesweep {s} --help"),
         None => "cavesweep --help".to_string(),
     };
+    let first = cavesweep::quote::tame(first);
     say!("cavesweep: error: {first} (see `{hint}`)");
     ExitCode::from(2)
 }

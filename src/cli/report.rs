@@ -26,11 +26,10 @@ pub struct ReportArgs {
 
 pub fn main(a: ReportArgs) -> Result<()> {
     let start = Instant::now();
-    let out = a.out.unwrap_or_else(|| a.dir.join("report"));
     let w = report::write(
         &a.dir,
         &Options {
-            out,
+            out: a.out,
             points: a.points,
             top: a.top,
         },

@@ -415,7 +415,7 @@ fn summary(
                 f.end_interrupted().map_err(out_error)?;
             }
             say!(
-                "interrupted after {} seeds ({rate} seeds/s): {} rows of the finished chunks -> {dest}{again}",
+                "interrupted after {} seeds searched by this run ({rate} seeds/s): {} rows, every finished chunk's (an earlier run's included) -> {dest}{again}",
                 report.examined,
                 report.rows
             );

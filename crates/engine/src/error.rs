@@ -214,14 +214,15 @@ pub fn remedy(e: &(dyn Error + 'static)) -> Option<Remedy> {
 }
 
 /// `e` as one line in `words`: its chain ([`text`], each message in the caller's names for
-/// settings), then the [`remedy`].
+/// settings), then the [`remedy`], made safe to print by
+/// [`tame`](cavesweep_core::quote::tame) (no control characters, no input repeated whole).
 pub fn line(e: &(dyn Error + 'static), words: &Words) -> String {
     let mut line = text_in(e, words);
     if let Some(r) = remedy(e) {
         line.push_str("; ");
         line.push_str(&r.say(words));
     }
-    line
+    cavesweep_core::quote::tame(&line)
 }
 
 /// The messages of `e`'s chain joined by `: `, line breaks folded into spaces: what an error

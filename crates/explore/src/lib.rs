@@ -363,8 +363,14 @@ async fn info(State(app): State<Arc<App>>) -> axum::Json<Value> {
 }
 
 /// A JSON body, with serde's message as the one-line error.
-fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
-    serde_json::from_slice(body).map_err(|e| ApiError::bad(format!("request body: {e}")))
+/// A request's body as received, or the body-limit or read error said in JSON like every other
+/// error of the API (axum's own rejection is plain text).
+type RawBody = Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>;
+
+fn parse<T: serde::de::DeserializeOwned>(body: RawBody) -> Result<T, ApiError> {
+    let body =
+        body.map_err(|r| ApiError::status(r.status(), format!("request body: {}", r.body_text())))?;
+    serde_json::from_slice(&body).map_err(|e| ApiError::bad(format!("request body: {e}")))
 }
 
 /// Run heavy, bounded work off the async threads: a permit (or `429`), then the time limit
@@ -394,15 +400,15 @@ async fn heavy<T: Send + 'static>(
 
 type Answer = Result<axum::Json<Value>, ApiError>;
 
-async fn cave_handler(State(app): State<Arc<App>>, body: axum::body::Bytes) -> Answer {
-    let req: cave::CaveReq = parse(&body)?;
+async fn cave_handler(State(app): State<Arc<App>>, body: RawBody) -> Answer {
+    let req: cave::CaveReq = parse(body)?;
     heavy(&app, move |l| cave::cave(&req, l))
         .await
         .map(axum::Json)
 }
 
-async fn thumbs_handler(State(app): State<Arc<App>>, body: axum::body::Bytes) -> Answer {
-    let req: cave::ThumbsReq = parse(&body)?;
+async fn thumbs_handler(State(app): State<Arc<App>>, body: RawBody) -> Answer {
+    let req: cave::ThumbsReq = parse(body)?;
     heavy(&app, move |l| cave::thumbs(&req, l))
         .await
         .map(axum::Json)
@@ -423,9 +429,9 @@ impl IntoResponse for cave::Download {
 
 async fn export_handler(
     State(app): State<Arc<App>>,
-    body: axum::body::Bytes,
+    body: RawBody,
 ) -> Result<cave::Download, ApiError> {
-    let req: cave::ExportReq = parse(&body)?;
+    let req: cave::ExportReq = parse(body)?;
     heavy(&app, move |l| cave::export(&req, l)).await
 }
 
@@ -469,9 +475,9 @@ fn busy() -> ApiError {
     )
 }
 
-async fn search_handler(State(app): State<Arc<App>>, body: axum::body::Bytes) -> Response {
+async fn search_handler(State(app): State<Arc<App>>, body: RawBody) -> Response {
     let prepared = async {
-        let req: search::SearchReq = parse(&body)?;
+        let req: search::SearchReq = parse(body)?;
         let limits = app.limits;
         let p = search::prepare(&req, &limits)?;
         let permit = app.heavy.clone().try_acquire_owned().map_err(|_| busy())?;

@@ -429,7 +429,16 @@ fn bad_parameters_are_400_with_the_key() {
     }
     // A body over the cap.
     let big = json!({"toml": "#".repeat(MAX_BODY)});
-    assert_eq!(s.post("/api/cave", big).status, 413);
+    let r = s.post("/api/cave", big);
+    assert_eq!(r.status, 413);
+    // Said in JSON, as every error of the API.
+    let e: Value = serde_json::from_slice(&r.body).expect("a JSON error body");
+    assert!(
+        e["error"]
+            .as_str()
+            .is_some_and(|m| m.contains("length limit")),
+        "{e}"
+    );
     // Thumbnails: count bounds.
     for count in [0, 17] {
         let r = s.post("/api/thumbs", json!({"count": count}));

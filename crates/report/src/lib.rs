@@ -60,8 +60,9 @@ pub enum ReportError {
 /// What to write and where.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// The report folder.
-    pub out: PathBuf,
+    /// The report folder; `None`: `report/` inside the sweep folder, which (a name cavesweep
+    /// chose, inside a folder whose names it vouches for) is never reached through a link.
+    pub out: Option<PathBuf>,
     /// `KEY=VALUE[,KEY=VALUE...]` filters: the points whose trajectories, histograms and caves
     /// are shown (all points matching any filter). Empty: a spread of the grid.
     pub points: Vec<String>,
@@ -838,7 +839,8 @@ pub fn write(dir: &Path, opts: &Options) -> Result<Written, ReportError> {
     } else {
         Some(filtered_points(&s, &opts.points)?)
     };
-    let mut out = out::ReportDir::check(&opts.out)?;
+    let out_path = opts.out.clone().unwrap_or_else(|| dir.join("report"));
+    let mut out = out::ReportDir::check(&out_path, opts.out.is_none())?;
     let page = Page {
         s: &s,
         picked,
@@ -857,7 +859,7 @@ pub fn write(dir: &Path, opts: &Options) -> Result<Written, ReportError> {
     page.files(&mut b);
     let images = draw_and_write(&s, b, &chosen.picks, &mut out)?;
     Ok(Written {
-        index: opts.out.join("index.html"),
+        index: out_path.join("index.html"),
         images,
         points: s.points.len(),
         status: status_line(&s),

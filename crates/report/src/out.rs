@@ -50,14 +50,22 @@ fn split(rel: &str) -> Option<(Option<&str>, &str)> {
 
 impl ReportDir {
     /// Check `out` before any work: it is absent, an empty folder, or a folder carrying the
-    /// marker. Nothing is created or written yet.
-    pub fn check(out: &Path) -> Result<ReportDir, ReportError> {
+    /// marker. Nothing is created or written yet. `default`: `out` is the name cavesweep chose
+    /// (`DIR/report`), so a link there is refused, not followed (a folder the user names may be
+    /// a link they made).
+    pub fn check(out: &Path, default: bool) -> Result<ReportDir, ReportError> {
         let shown = out.display();
         let mut dir = ReportDir {
             path: out.to_path_buf(),
             folder: None,
             earlier: BTreeSet::new(),
         };
+        if default && std::fs::symlink_metadata(out).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(out_err(format!(
+                "{shown} is a symbolic link; cavesweep does not follow links it did not create: \
+                 remove it, or name the report folder with --out"
+            )));
+        }
         match std::fs::metadata(out) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(dir),
             Err(e) => return Err(out_err(format!("cannot read {shown}: {e}"))),
@@ -218,7 +226,7 @@ mod tests {
     fn only_marked_files_are_replaced_or_removed() {
         let d = scratch("marked");
         let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let mut r = ReportDir::check(&d).unwrap();
+        let mut r = ReportDir::check(&d, false).unwrap();
         let first = names(&["index.html", "img/a.png", "img/b.png"]);
         r.begin(&first).unwrap();
         for n in &first {
@@ -229,7 +237,7 @@ mod tests {
         std::fs::write(d.join("notes.txt"), b"mine").unwrap();
         std::fs::write(d.join("img/logo.png"), b"mine").unwrap();
         let second = names(&["index.html", "img/a.png", "img/c.png"]);
-        let mut r = ReportDir::check(&d).unwrap();
+        let mut r = ReportDir::check(&d, false).unwrap();
         r.begin(&second).unwrap();
         for n in &second {
             r.put(n, b"2").unwrap();
@@ -243,7 +251,7 @@ mod tests {
         assert_eq!(std::fs::read(d.join("notes.txt")).unwrap(), b"mine");
         // A report that would write over the user's file is refused, writing nothing.
         let third = names(&["index.html", "img/logo.png"]);
-        let mut r = ReportDir::check(&d).unwrap();
+        let mut r = ReportDir::check(&d, false).unwrap();
         let e = r.begin(&third).err().unwrap().to_string();
         assert!(e.contains("logo.png"), "{e}");
         assert_eq!(std::fs::read(d.join("img/logo.png")).unwrap(), b"mine");
@@ -255,14 +263,14 @@ mod tests {
         let d = scratch("unmarked");
         std::fs::create_dir_all(d.join("img")).unwrap();
         std::fs::write(d.join("index.html"), b"<html>mine").unwrap();
-        assert!(ReportDir::check(&d).is_err());
+        assert!(ReportDir::check(&d, false).is_err());
         std::fs::remove_dir_all(&d).unwrap();
         let other = scratch("other");
         std::fs::create_dir_all(&other).unwrap();
         std::fs::create_dir_all(&d).unwrap();
         std::os::unix::fs::symlink(&other, d.join("img")).unwrap();
         std::fs::write(d.join(MARKER), format!("{HEADER}\nimg/a.png\n")).unwrap();
-        let e = ReportDir::check(&d).err().unwrap().to_string();
+        let e = ReportDir::check(&d, false).err().unwrap().to_string();
         assert!(e.contains("symbolic link"), "{e}");
         std::fs::remove_dir_all(&d).unwrap();
         std::fs::remove_dir_all(&other).unwrap();
