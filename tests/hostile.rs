@@ -1,6 +1,9 @@
 //! The file-safety model (README, "What cavesweep touches"), through the real binary: every
 //! defect of issue 35 about files that are not cavesweep's own, reproduced in a scratch folder,
-//! and a randomized round of hostile output folders run against every command that writes.
+//! a randomized round of hostile output folders run against every command that writes, and
+//! the defects a second hostile round found (2026-12-07: `--force` and a `parts` folder, an
+//! empty store, hard links, several files written by one command, the default report folder,
+//! a Parquet footer, long inputs in errors).
 //!
 //! `CAVESWEEP_HOSTILE_BIN=/path/to/cavesweep` runs these against another build (an older one
 //! fails them: that is how each test was shown to be able to fail).
@@ -469,4 +472,292 @@ fn randomized_hostile_folders_change_nothing_that_is_not_ours() {
         }
         let _ = fs::remove_dir_all(d.join("merged-never"));
     }
+}
+
+// A second hostile round (2026-12-07): what `--force`, an empty store, hard links, the default
+// report folder, a Parquet footer and long inputs could still do.
+
+/// A `state.json` of cavesweep 0.1's checkpoint format (its keys, nothing else).
+const LEGACY_STATE: &str =
+    r#"{"format":1,"fingerprint":{},"shard":"1/1","chunks":2,"done":[[0,1]],"points":[]}"#;
+
+#[test]
+fn force_removes_a_parts_folder_only_when_it_is_provably_cavesweep_01s() {
+    let d = scratch("parts");
+    // A folder of the user's named `parts`, beside no checkpoint: never touched.
+    fs::create_dir_all(d.join("a/parts/deep")).unwrap();
+    fs::write(d.join("a/parts/photo.jpg"), b"PHOTO").unwrap();
+    fs::write(d.join("a/parts/deep/thesis.tex"), b"THESIS").unwrap();
+    let before = snapshot(&d.join("a"));
+    refused(&sweep_into(&d, "a", &[]), "parts is not ours");
+    ok(&sweep_into(&d, "a", &["--force"]));
+    let after = snapshot(&d.join("a"));
+    for (k, v) in &before {
+        assert_eq!(after.get(k), Some(v), "{k} changed");
+    }
+    // A `state.json` that is not that format's proves nothing either.
+    fs::create_dir_all(d.join("b/parts")).unwrap();
+    fs::write(d.join("b/state.json"), b"{}").unwrap();
+    fs::write(d.join("b/parts/0.csv"), b"seed\n").unwrap();
+    ok(&sweep_into(&d, "b", &["--force"]));
+    assert_eq!(fs::read(d.join("b/state.json")).unwrap(), b"{}");
+    assert!(d.join("b/parts/0.csv").exists());
+    // The real thing, with a file in parts/ cavesweep 0.1 never wrote: kept, all of it.
+    fs::create_dir_all(d.join("c/parts")).unwrap();
+    fs::write(d.join("c/state.json"), LEGACY_STATE).unwrap();
+    fs::write(d.join("c/parts/0.csv"), b"seed\n").unwrap();
+    fs::write(d.join("c/parts/notes.txt"), b"MINE").unwrap();
+    ok(&sweep_into(&d, "c", &["--force"]));
+    assert_eq!(fs::read(d.join("c/parts/notes.txt")).unwrap(), b"MINE");
+    assert!(d.join("c/state.json").exists() && d.join("c/parts/0.csv").exists());
+    // Proved: refused without --force, removed with it.
+    fs::create_dir_all(d.join("e/parts")).unwrap();
+    fs::write(d.join("e/state.json"), LEGACY_STATE).unwrap();
+    fs::write(d.join("e/parts/0.csv"), b"seed\n").unwrap();
+    fs::write(d.join("e/parts/17.csv"), b"seed\n").unwrap();
+    refused(&sweep_into(&d, "e", &[]), "older cavesweep");
+    ok(&sweep_into(&d, "e", &["--force"]));
+    assert!(!d.join("e/state.json").exists() && !d.join("e/parts").exists());
+}
+
+#[test]
+fn search_never_writes_into_a_file_with_other_hard_links() {
+    let d = scratch("hardlink");
+    let search = |out: &str, force: bool| {
+        let mut a = vec![
+            "search",
+            "--preset",
+            "classic-4-5",
+            "--seeds",
+            "0..20",
+            "--where",
+            "components >= 1",
+            "--out",
+            out,
+        ];
+        if force {
+            a.push("--force");
+        }
+        run(&d, &a)
+    };
+    for out in ["a.csv", "p.parquet"] {
+        fs::write(d.join("keep.txt"), b"PRECIOUS").unwrap();
+        // A finished search whose file is then replaced by another name of keep.txt: the
+        // rerun finds it changed and would rewrite it in place.
+        ok(&search(out, false));
+        fs::remove_file(d.join(out)).unwrap();
+        fs::hard_link(d.join("keep.txt"), d.join(out)).unwrap();
+        refused(&search(out, false), "hard links");
+        refused(&search(out, true), "hard links");
+        assert_eq!(fs::read(d.join("keep.txt")).unwrap(), b"PRECIOUS");
+        fs::remove_file(d.join(out)).unwrap();
+    }
+    // On a fresh name, --force: refused before its checkpoint folder is made.
+    fs::hard_link(d.join("keep.txt"), d.join("fresh.csv")).unwrap();
+    refused(&search("fresh.csv", true), "hard links");
+    assert_eq!(fs::read(d.join("keep.txt")).unwrap(), b"PRECIOUS");
+    assert!(!d.join("fresh.csv.checkpoint").exists());
+}
+
+#[test]
+fn an_empty_store_proves_nothing_about_the_files_beside_it() {
+    let d = scratch("emptystore");
+    fs::create_dir(d.join("o")).unwrap();
+    fs::write(d.join("o/cavesweep.sqlite"), b"").unwrap();
+    fs::write(d.join("o/summary.csv"), b"MINE").unwrap();
+    fs::write(d.join("o/seeds.csv.tmp123"), b"MINE TOO").unwrap();
+    let before = snapshot(&d.join("o"));
+    refused(&sweep_into(&d, "o", &[]), "o");
+    assert_eq!(snapshot(&d.join("o")), before);
+    // The same for a search's checkpoint folder.
+    fs::create_dir(d.join("s.csv.checkpoint")).unwrap();
+    fs::write(d.join("s.csv.checkpoint/cavesweep.sqlite"), b"").unwrap();
+    fs::write(d.join("s.csv"), b"MINE").unwrap();
+    let search = [
+        "search",
+        "--preset",
+        "classic-4-5",
+        "--seeds",
+        "0..20",
+        "--where",
+        "components >= 1",
+        "--out",
+        "s.csv",
+    ];
+    refused(&run(&d, &search), "s.csv exists");
+    assert_eq!(fs::read(d.join("s.csv")).unwrap(), b"MINE");
+    // Alone, an empty store (a creation killed before its commit) is simply created again.
+    fs::create_dir(d.join("k")).unwrap();
+    fs::write(d.join("k/cavesweep.sqlite"), b"").unwrap();
+    ok(&sweep_into(&d, "k", &[]));
+    assert!(d.join("k/summary.csv").exists());
+}
+
+#[test]
+fn search_refuses_an_out_it_can_never_write_before_making_its_checkpoint() {
+    let d = scratch("searchfifo");
+    mkfifo(&d.join("ff.csv"));
+    symlink(d.join("nowhere"), d.join("l.csv")).unwrap();
+    for out in ["ff.csv", "l.csv"] {
+        let o = run_limited(
+            &d,
+            &[
+                "search",
+                "--preset",
+                "classic-4-5",
+                "--seeds",
+                "0..20",
+                "--where",
+                "components >= 1",
+                "--out",
+                out,
+                "--force",
+            ],
+            Duration::from_secs(20),
+        );
+        refused(&o, out);
+        assert!(
+            !d.join(format!("{out}.checkpoint")).exists(),
+            "{out}: a checkpoint folder was left behind"
+        );
+    }
+    assert!(!d.join("nowhere").exists());
+}
+
+#[test]
+fn the_default_report_folder_is_not_followed_through_a_link() {
+    let d = scratch("reportlink");
+    let sw = finished_sweep(&d);
+    fs::create_dir(d.join("victim")).unwrap();
+    symlink("../victim", sw.join("report")).unwrap();
+    refused(&run(&d, &["report", "sw"]), "symbolic link");
+    assert!(snapshot(&d.join("victim")).is_empty());
+    // A folder the user names may be a link they made.
+    ok(&run(&d, &["report", "sw", "--out", "sw/report"]));
+    assert!(d.join("victim/index.html").exists());
+}
+
+#[test]
+fn a_parquet_footer_stating_a_huge_length_is_refused_unread() {
+    let d = scratch("footer");
+    // 1 GiB, sparse: "PAR1", then a footer stating almost all of it as metadata.
+    let size: u64 = 1 << 30;
+    let f = fs::File::create(d.join("big.parquet")).unwrap();
+    f.set_len(size).unwrap();
+    use std::os::unix::fs::FileExt;
+    f.write_all_at(b"PAR1", 0).unwrap();
+    let mut tail = ((size - 12) as u32).to_le_bytes().to_vec();
+    tail.extend_from_slice(b"PAR1");
+    f.write_all_at(&tail, size - 8).unwrap();
+    drop(f);
+    let o = run_limited(
+        &d,
+        &[
+            "search",
+            "--preset",
+            "classic-4-5",
+            "--where",
+            "components >= 1",
+            "--seeds-from",
+            "big.parquet",
+        ],
+        Duration::from_secs(20),
+    );
+    refused(&o, "footer states");
+}
+
+#[test]
+fn errors_never_repeat_a_long_input_whole_nor_its_control_characters() {
+    let d = scratch("longinput");
+    let long = "x".repeat(100_000);
+    for args in [
+        vec!["run", "--preset", &long],
+        vec!["run", "--metrics", &long],
+        vec!["reproduce", &long],
+        vec!["run", "--recipe", &long],
+        vec!["sweep", "--per-seed", &long, "--seeds", "0..2"],
+    ] {
+        let o = run(&d, &args);
+        refused(&o, "characters");
+        assert!(
+            o.stderr.len() < 1000,
+            "{} bytes: {}",
+            o.stderr.len(),
+            stderr(&o)
+        );
+    }
+    let o = run(&d, &["run", "--recipe", "a\u{1b}[31mred"]);
+    refused(&o, "u{1b}");
+    assert!(!o.stderr.contains(&0x1b), "{}", stderr(&o));
+}
+
+#[test]
+fn a_command_writing_several_files_refuses_before_writing_any() {
+    let d = scratch("several");
+    // run: a Tiled map whose tileset's place holds a link; a picture beside a linked --save.
+    symlink(d.join("nowhere"), d.join("cavesweep-tiles.png")).unwrap();
+    refused(&run(&d, &["run", "--save", "a.tmx"]), "symbolic link");
+    refused(
+        &run(&d, &["run", "--save", "a.tmx", "--force"]),
+        "symbolic link",
+    );
+    assert!(!d.join("a.tmx").exists());
+    symlink(d.join("nowhere"), d.join("l.csv")).unwrap();
+    refused(
+        &run(
+            &d,
+            &[
+                "run", "--png", "p.png", "--save", "a.txt", "--save", "l.csv",
+            ],
+        ),
+        "symbolic link",
+    );
+    assert!(!d.join("p.png").exists() && !d.join("a.txt").exists());
+    assert!(!d.join("nowhere").exists());
+    // bench: refused before measuring, even with --force.
+    fs::create_dir(d.join("bo")).unwrap();
+    symlink(d.join("nowhere"), d.join("bo/stages.csv")).unwrap();
+    let o = run_limited(
+        &d,
+        &[
+            "bench",
+            "--preset",
+            "classic-4-5",
+            "--seconds",
+            "60",
+            "--repeats",
+            "1",
+            "--out",
+            "bo",
+            "--force",
+        ],
+        Duration::from_secs(30),
+    );
+    refused(&o, "symbolic link");
+    assert!(!d.join("bo/bench.csv").exists());
+    // reproduce: a rerun whose last picture's place holds a link rewrites nothing.
+    ok(&run(
+        &d,
+        &["reproduce", "chapter", "--seeds", "20", "--out", "rp"],
+    ));
+    let last = "audit-trajectory.png";
+    fs::remove_file(d.join("rp").join(last)).unwrap();
+    symlink(d.join("nowhere"), d.join("rp").join(last)).unwrap();
+    let before = snapshot(&d.join("rp"));
+    refused(
+        &run(
+            &d,
+            &[
+                "reproduce",
+                "chapter",
+                "--seeds",
+                "10",
+                "--out",
+                "rp",
+                "--force",
+            ],
+        ),
+        "symbolic link",
+    );
+    assert_eq!(snapshot(&d.join("rp")), before);
 }
