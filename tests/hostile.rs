@@ -761,3 +761,52 @@ fn a_command_writing_several_files_refuses_before_writing_any() {
     );
     assert_eq!(snapshot(&d.join("rp")), before);
 }
+
+#[test]
+fn a_search_write_that_fails_leaves_whole_rows_and_the_rerun_finishes_the_file() {
+    let d = scratch("enospc");
+    let args = [
+        "search",
+        "--preset",
+        "classic-4-5",
+        "--seeds",
+        "0..20000",
+        "--where",
+        "components >= 1",
+        "--out",
+        "s.csv",
+    ];
+    ok(&run(&d, &args));
+    let want = fs::read(d.join("s.csv")).unwrap();
+    fs::remove_file(d.join("s.csv")).unwrap();
+    fs::remove_dir_all(d.join("s.csv.checkpoint")).unwrap();
+    // The third write (the header, then batches of rows) fails as a full disk would, after
+    // its bytes reached the file.
+    let child = Command::new(bin())
+        .args(args)
+        .current_dir(&d)
+        .env("CAVESWEEP_FAILPOINT", "search-write@3:enospc")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let o = common::wait_within(
+        child,
+        Duration::from_secs(60),
+        "search with a failing write",
+    );
+    refused(&o, "No space left");
+    let got = fs::read(d.join("s.csv")).unwrap();
+    assert!(
+        got.ends_with(b"\n") && got.len() < want.len(),
+        "{} bytes",
+        got.len()
+    );
+    assert!(
+        want.starts_with(&got),
+        "not a prefix of the whole file: whole rows only"
+    );
+    ok(&run(&d, &args));
+    assert_eq!(fs::read(d.join("s.csv")).unwrap(), want);
+}

@@ -136,6 +136,8 @@ enum Sink {
     Csv(Counted<BufWriter<File>>),
     /// The table is started by the first write (the header, which names its columns).
     Parquet(ParquetSink),
+    /// A CSV write failed and the file was cut back to its last whole batch.
+    Failed,
 }
 
 /// The file's writer, the Parquet footer written first (a file that never got its header is
@@ -144,7 +146,9 @@ fn close_sink(file: Sink) -> io::Result<Counted<BufWriter<File>>> {
     match file {
         Sink::Csv(f) | Sink::Parquet(ParquetSink::Start(f)) => Ok(f),
         Sink::Parquet(ParquetSink::Table(t)) => t.finish(),
-        Sink::Parquet(ParquetSink::Gone) => Err(io::Error::other("an earlier write failed")),
+        Sink::Parquet(ParquetSink::Gone) | Sink::Failed => {
+            Err(io::Error::other("an earlier write failed"))
+        }
     }
 }
 
@@ -311,9 +315,28 @@ impl OutFile {
     pub fn write(&mut self, bytes: &[u8], rows: u64) -> io::Result<()> {
         match &mut self.file {
             Sink::Csv(f) => {
-                f.write_all(bytes)?;
-                f.flush()?;
+                let before = f.record().size;
+                let written = match crate::failpoint::io("search-write") {
+                    // As a disk filling up would: all of the batch but its last byte (the
+                    // last row's newline) reaches the file first.
+                    Err(e) => f
+                        .write_all(&bytes[..bytes.len().saturating_sub(1)])
+                        .and_then(|()| f.flush())
+                        .and(Err(e)),
+                    Ok(()) => f.write_all(bytes).and_then(|()| f.flush()),
+                };
+                if let Err(e) = written {
+                    // A batch that failed part-way (a full disk) leaves no torn row: the file is
+                    // cut back to the batches before it, each flushed whole. The sink is given
+                    // up without flushing what its buffer still holds.
+                    if let Sink::Csv(f) = std::mem::replace(&mut self.file, Sink::Failed) {
+                        let (file, _unwritten) = f.into_inner().into_parts();
+                        let _ = file.set_len(before);
+                    }
+                    return Err(e);
+                }
             }
+            Sink::Failed => return Err(io::Error::other("an earlier write failed")),
             Sink::Parquet(p) => match std::mem::replace(p, ParquetSink::Gone) {
                 ParquetSink::Start(f) => {
                     // The header: `seed`, then metrics.
