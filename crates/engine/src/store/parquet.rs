@@ -655,8 +655,8 @@ const MAX_DATA: i64 = 1 << 30;
 
 /// Read a whole Parquet file (as written by [`ParquetTable`], or any flat file whose columns
 /// are integers, floats, booleans or text). At most `max_rows` rows: more is an error, so a
-/// reader's memory stays bounded; so are the footer (at most [`MAX_FOOTER`], checked against
-/// the file's size before it is read) and the column data the metadata declares ([`MAX_DATA`]).
+/// reader's memory stays bounded; so are the footer (at most 16 MiB, checked against the file's
+/// size before it is read) and the column data the metadata declares (at most 1 GiB).
 pub fn read(mut file: std::fs::File, max_rows: u64) -> io::Result<ReadTable> {
     use parquet::basic::Type as Physical;
     use std::io::{Read, Seek, SeekFrom};
