@@ -481,6 +481,23 @@ fn randomized_hostile_folders_change_nothing_that_is_not_ours() {
 const LEGACY_STATE: &str =
     r#"{"format":1,"fingerprint":{},"shard":"1/1","chunks":2,"done":[[0,1]],"points":[]}"#;
 
+/// `search` of 20 classic-4-5 seeds into `out`, with `extra` flags.
+fn search_args<'a>(out: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut a = vec![
+        "search",
+        "--preset",
+        "classic-4-5",
+        "--seeds",
+        "0..20",
+        "--where",
+        "components >= 1",
+        "--out",
+        out,
+    ];
+    a.extend(extra);
+    a
+}
+
 #[test]
 fn force_removes_a_parts_folder_only_when_it_is_provably_cavesweep_01s() {
     let d = scratch("parts");
@@ -524,21 +541,10 @@ fn force_removes_a_parts_folder_only_when_it_is_provably_cavesweep_01s() {
 fn search_never_writes_into_a_file_with_other_hard_links() {
     let d = scratch("hardlink");
     let search = |out: &str, force: bool| {
-        let mut a = vec![
-            "search",
-            "--preset",
-            "classic-4-5",
-            "--seeds",
-            "0..20",
-            "--where",
-            "components >= 1",
-            "--out",
-            out,
-        ];
-        if force {
-            a.push("--force");
-        }
-        run(&d, &a)
+        run(
+            &d,
+            &search_args(out, if force { &["--force"] } else { &[] }),
+        )
     };
     for out in ["a.csv", "p.parquet"] {
         fs::write(d.join("keep.txt"), b"PRECIOUS").unwrap();
@@ -573,18 +579,7 @@ fn an_empty_store_proves_nothing_about_the_files_beside_it() {
     fs::create_dir(d.join("s.csv.checkpoint")).unwrap();
     fs::write(d.join("s.csv.checkpoint/cavesweep.sqlite"), b"").unwrap();
     fs::write(d.join("s.csv"), b"MINE").unwrap();
-    let search = [
-        "search",
-        "--preset",
-        "classic-4-5",
-        "--seeds",
-        "0..20",
-        "--where",
-        "components >= 1",
-        "--out",
-        "s.csv",
-    ];
-    refused(&run(&d, &search), "s.csv exists");
+    refused(&run(&d, &search_args("s.csv", &[])), "s.csv exists");
     assert_eq!(fs::read(d.join("s.csv")).unwrap(), b"MINE");
     // Alone, an empty store (a creation killed before its commit) is simply created again.
     fs::create_dir(d.join("k")).unwrap();
@@ -599,22 +594,7 @@ fn search_refuses_an_out_it_can_never_write_before_making_its_checkpoint() {
     mkfifo(&d.join("ff.csv"));
     symlink(d.join("nowhere"), d.join("l.csv")).unwrap();
     for out in ["ff.csv", "l.csv"] {
-        let o = run_limited(
-            &d,
-            &[
-                "search",
-                "--preset",
-                "classic-4-5",
-                "--seeds",
-                "0..20",
-                "--where",
-                "components >= 1",
-                "--out",
-                out,
-                "--force",
-            ],
-            Duration::from_secs(20),
-        );
+        let o = run_limited(&d, &search_args(out, &["--force"]), Duration::from_secs(20));
         refused(&o, out);
         assert!(
             !d.join(format!("{out}.checkpoint")).exists(),
