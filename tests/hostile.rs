@@ -295,19 +295,10 @@ fn search_out_and_run_png_never_write_through_links() {
     fs::write(d.join("victim"), b"PRECIOUS").unwrap();
     symlink(d.join("victim"), d.join("rows.csv")).unwrap();
     symlink(d.join("victim"), d.join("cave.png")).unwrap();
-    let search = [
-        "search",
-        "--preset",
-        "classic-4-5",
-        "--seeds",
-        "0..20",
-        "--where",
-        "components >= 1",
-        "--out",
-        "rows.csv",
-        "--force",
-    ];
-    refused(&run(&d, &search), "symbolic link");
+    refused(
+        &run(&d, &search_args("rows.csv", &["--force"])),
+        "symbolic link",
+    );
     refused(
         &run(&d, &["run", "--png", "cave.png", "--force"]),
         "symbolic link",
@@ -316,9 +307,10 @@ fn search_out_and_run_png_never_write_through_links() {
     // refused too.
     fs::create_dir(d.join("elsewhere")).unwrap();
     symlink(d.join("elsewhere"), d.join("out.csv.checkpoint")).unwrap();
-    let mut s2 = search;
-    s2[8] = "out.csv";
-    refused(&run(&d, &s2), "symbolic link");
+    refused(
+        &run(&d, &search_args("out.csv", &["--force"])),
+        "symbolic link",
+    );
     assert_eq!(fs::read(d.join("victim")).unwrap(), b"PRECIOUS");
     assert!(snapshot(&d.join("elsewhere")).is_empty());
     assert!(!d.join("out.csv").exists());
