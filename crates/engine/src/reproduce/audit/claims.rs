@@ -5,7 +5,27 @@
 
 use super::*;
 
-#[allow(clippy::too_many_arguments)]
+/// What a claim's audit proposes: the concern, its priority, the response, and the chapter's
+/// sentence with the one to replace it (both empty when the text stays).
+struct Response {
+    concern: &'static str,
+    priority: &'static str,
+    response: &'static str,
+    current: &'static str,
+    replacement: String,
+}
+
+/// The response to a claim that holds as written.
+fn no_change() -> Response {
+    Response {
+        concern: "none",
+        priority: "low",
+        response: "no change",
+        current: "",
+        replacement: String::new(),
+    }
+}
+
 fn row(
     id: usize,
     claim: &str,
@@ -13,11 +33,7 @@ fn row(
     evidence: String,
     command: &str,
     verdict: Verdict,
-    concern: &str,
-    priority: &'static str,
-    response: &str,
-    current: &str,
-    replacement: String,
+    r: Response,
 ) -> ClaimRow {
     ClaimRow {
         id: format!("C{id}"),
@@ -26,14 +42,36 @@ fn row(
         evidence,
         command: command.into(),
         verdict,
-        concern: concern.into(),
-        priority,
-        response: response.into(),
-        current: current.into(),
-        replacement,
+        concern: r.concern.into(),
+        priority: r.priority,
+        response: r.response.into(),
+        current: r.current.into(),
+        replacement: r.replacement,
     }
 }
 
+/// A claim that holds when `holds`, else is contradicted by the measurement.
+fn checked(holds: bool) -> Verdict {
+    if holds {
+        Verdict::Holds
+    } else {
+        Verdict::Contradicted
+    }
+}
+
+/// The runs the claims are checked against, and the command that makes them.
+struct Facts<'a> {
+    a: &'a Audit,
+    strict: &'a VariantRun,
+    classic: &'a VariantRun,
+    classic10: &'a VariantRun,
+    /// Seeds of the chapter's own runs.
+    n: u64,
+    /// The command that reproduces the chapter's runs with these seeds.
+    reproduce: String,
+}
+
+/// The claim rows C1-C15, in order.
 pub(super) fn claims(
     a: &Audit,
     strict: &VariantRun,
@@ -41,63 +79,44 @@ pub(super) fn claims(
     classic10: &VariantRun,
 ) -> Vec<ClaimRow> {
     let n = strict.seeds;
-    let reproduce = if n == 200 {
-        "cavesweep reproduce chapter".to_string()
-    } else {
-        format!("cavesweep reproduce chapter --seeds {n}")
+    let f = Facts {
+        a,
+        strict,
+        classic,
+        classic10,
+        n,
+        reproduce: if n == 200 {
+            "cavesweep reproduce chapter".to_string()
+        } else {
+            format!("cavesweep reproduce chapter --seeds {n}")
+        },
     };
+    let mut rows = trajectory_claims(&f);
+    rows.extend(rule_claims(&f));
+    rows.extend(grid_claims(&f));
+    rows.extend(failure_claims(&f));
+    rows.extend(cleanup_claims(&f));
+    rows
+}
+
+/// A run's mean wall fraction per step, `0.450 -> 0.312 -> ...`.
+fn traj(r: &VariantRun) -> String {
+    r.trajectory
+        .iter()
+        .map(|t| format!("{:.3}", t.mean))
+        .collect::<Vec<_>>()
+        .join(" -> ")
+}
+
+/// C1-C4: the wall fractions the two variants reach, and how they get there.
+fn trajectory_claims(f: &Facts) -> Vec<ClaimRow> {
+    let (n, reproduce, strict, classic10) = (f.n, f.reproduce.as_str(), f.strict, f.classic10);
     let s = strict.final_stats();
-    let c4 = classic.final_stats().mean;
+    let c4 = f.classic.final_stats().mean;
     let c10 = classic10.final_stats().mean;
     let tr = &classic10.trajectory;
     let last_change = (tr[tr.len() - 1].mean - tr[tr.len() - 2].mean).abs();
-    let full = strict.fully_connected();
-    let worst = strict
-        .connected
-        .iter()
-        .cloned()
-        .fold(f64::INFINITY, f64::min);
-    let g = &a.grid;
-    let w = |t: u32, c: bool, steps: usize| g.wall[g.row(t, c)][steps - 1];
-    let (wmin, wmax) = g
-        .wall
-        .iter()
-        .flatten()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
-            (lo.min(v), hi.max(v))
-        });
-    let traj = |r: &VariantRun| {
-        r.trajectory
-            .iter()
-            .map(|t| format!("{:.3}", t.mean))
-            .collect::<Vec<_>>()
-            .join(" -> ")
-    };
-    let fail_table = a
-        .failures
-        .iter()
-        .map(|f| {
-            format!(
-                "{} `{}`: strict {}, classic {}",
-                f.name,
-                f.expr,
-                pct(f.rates[0]),
-                pct(f.rates[1])
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("; ");
-    let never: Vec<&str> = a
-        .failures
-        .iter()
-        .filter(|f| f.rates.iter().all(|&r| r == 0.0))
-        .map(|f| f.name)
-        .collect();
-    let b = &a.boundaries;
-    let k = &a.keep_largest;
-    let lost = |v: usize| k.means[v][0][0] - k.means[v][1][0];
     let range_holds = format!("{:.3}", s.min) == "0.067" && format!("{:.3}", s.max) == "0.097";
-    let fc = a.fully_connected;
     vec![
         row(
             1,
@@ -109,39 +128,27 @@ pub(super) fn claims(
                 f4(s.max),
                 n - 1
             ),
-            &reproduce,
-            if range_holds { Verdict::Holds } else { Verdict::Contradicted },
-            "none",
-            "low",
-            "no change",
-            "",
-            String::new(),
+            reproduce,
+            checked(range_holds),
+            no_change(),
         ),
         row(
             2,
             "strict variant's measured wall fraction ~0.08, erodes with steps",
             "variant table, strict row",
             format!("mean {} (sd {}) after 4 steps", f4(s.mean), f4(s.sd)),
-            &reproduce,
-            if (s.mean - 0.08).abs() < 0.01 { Verdict::Holds } else { Verdict::Contradicted },
-            "none",
-            "low",
-            "no change",
-            "",
-            String::new(),
+            reproduce,
+            checked((s.mean - 0.08).abs() < 0.01),
+            no_change(),
         ),
         row(
             3,
             "strict rule: wall fraction falls from 0.45 toward mostly-floor within a few steps",
             "'One measured caution' paragraph",
             format!("mean per step {}", traj(strict)),
-            &reproduce,
-            if s.mean < 0.15 { Verdict::Holds } else { Verdict::Contradicted },
-            "none",
-            "low",
-            "no change",
-            "",
-            String::new(),
+            reproduce,
+            checked(s.mean < 0.15),
+            no_change(),
         ),
         row(
             4,
@@ -154,7 +161,7 @@ pub(super) fn claims(
                 f4(c10),
                 f4(last_change)
             ),
-            &reproduce,
+            reproduce,
             if (c10 - 0.35).abs() < 0.02 && last_change < 0.002 {
                 Verdict::Holds
             } else if (c4 - 0.35).abs() < 0.03 {
@@ -162,14 +169,30 @@ pub(super) fn claims(
             } else {
                 Verdict::Contradicted
             },
-            "'stable' is not what the trajectory shows: near 0.35 only around step 3-4, then it keeps eroding",
-            "high",
-            "clarify, with the measured trajectory",
-            "the classic center-counting 4-5 rule stabilizes near 0.35 walls",
-            format!(
-                "the classic center-counting 4-5 rule erodes far more slowly: {c4:.2} walls after 4 steps and {c10:.2} after 10 ({n} seeds), still falling by about {last_change:.3} per step"
-            ),
+            Response {
+                concern: "'stable' is not what the trajectory shows: near 0.35 only around step 3-4, then it keeps eroding",
+                priority: "high",
+                response: "clarify, with the measured trajectory",
+                current: "the classic center-counting 4-5 rule stabilizes near 0.35 walls",
+                replacement: format!(
+                    "the classic center-counting 4-5 rule erodes far more slowly: {c4:.2} walls after 4 steps and {c10:.2} after 10 ({n} seeds), still falling by about {last_change:.3} per step"
+                ),
+            },
         ),
+    ]
+}
+
+/// C5-C7: connectivity of the strict variant, and the two rules as the chapter states them.
+fn rule_claims(f: &Facts) -> Vec<ClaimRow> {
+    let (a, n, reproduce, strict) = (f.a, f.n, f.reproduce.as_str(), f.strict);
+    let full = strict.fully_connected();
+    let worst = strict
+        .connected
+        .iter()
+        .cloned()
+        .fold(f64::INFINITY, f64::min);
+    let fc = a.fully_connected;
+    vec![
         row(
             5,
             "strict rule produces open, fully connected maps (spawn (45, 70))",
@@ -180,7 +203,7 @@ pub(super) fn claims(
                 f4(worst),
                 pct(fc[0])
             ),
-            &reproduce,
+            reproduce,
             if full as u64 == n {
                 Verdict::Holds
             } else if worst >= 0.99 {
@@ -188,16 +211,18 @@ pub(super) fn claims(
             } else {
                 Verdict::Contradicted
             },
-            "'fully connected' is true of most maps, not all: small sealed pockets are common",
-            "high",
-            "clarify, with the measured rate",
-            "this strict rule produces open, fully connected maps",
-            format!(
-                "this strict rule produces open, almost fully connected maps: the spawn reaches at least {:.1}% of the floor in every one of {n} seeds, but only {}/{} are fully connected (small sealed pockets)",
-                (worst * 1000.0).floor() / 10.0,
-                full,
-                n
-            ),
+            Response {
+                concern: "'fully connected' is true of most maps, not all: small sealed pockets are common",
+                priority: "high",
+                response: "clarify, with the measured rate",
+                current: "this strict rule produces open, fully connected maps",
+                replacement: format!(
+                    "this strict rule produces open, almost fully connected maps: the spawn reaches at least {:.1}% of the floor in every one of {n} seeds, but only {}/{} are fully connected (small sealed pockets)",
+                    (worst * 1000.0).floor() / 10.0,
+                    full,
+                    n
+                ),
+            },
         ),
         row(
             6,
@@ -207,13 +232,9 @@ pub(super) fn claims(
                 "{}/512 neighbourhoods stepped by cavesweep's B5678/S45678 agree with '3x3 incl. centre >= 5'",
                 a.equivalence[0]
             ),
-            &reproduce,
-            if a.equivalence[0] == 512 { Verdict::Holds } else { Verdict::Contradicted },
-            "none",
-            "low",
-            "no change",
-            "",
-            String::new(),
+            reproduce,
+            checked(a.equivalence[0] == 512),
+            no_change(),
         ),
         row(
             7,
@@ -223,14 +244,25 @@ pub(super) fn claims(
                 "{}/512 neighbourhoods stepped by cavesweep's B5678/S5678 agree with '>= 5 of 8'",
                 a.equivalence[1]
             ),
-            &reproduce,
-            if a.equivalence[1] == 512 { Verdict::Holds } else { Verdict::Contradicted },
-            "none",
-            "low",
-            "no change",
-            "",
-            String::new(),
+            reproduce,
+            checked(a.equivalence[1] == 512),
+            no_change(),
         ),
+    ]
+}
+
+/// C8-C10: the practice of 45% fill and five steps, and what the sensitivity grid shows.
+fn grid_claims(f: &Facts) -> Vec<ClaimRow> {
+    let g = &f.a.grid;
+    let w = |t: u32, c: bool, steps: usize| g.wall[g.row(t, c)][steps - 1];
+    let (wmin, wmax) = g
+        .wall
+        .iter()
+        .flatten()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+            (lo.min(v), hi.max(v))
+        });
+    vec![
         row(
             8,
             "the 4-5 rule is usually run from ~45% initial fill for about five iterations",
@@ -238,11 +270,13 @@ pub(super) fn claims(
             "UNVERIFIED: a statement about practice, resting on the sources alone; docs/sources.md summarises RogueBasin's article as the 4-5 rule plus a refinement from 40% fill (4 + 3 iterations); not re-read this run".into(),
             "(none: needs the sources)",
             Verdict::NotCheckable,
-            "the numbers rest on an uncited source; docs/sources.md's summary of RogueBasin mentions 40% fill for its refinement",
-            "medium",
-            "cite the source for '~45%' and 'about five'",
-            "",
-            String::new(),
+            Response {
+                concern: "the numbers rest on an uncited source; docs/sources.md's summary of RogueBasin mentions 40% fill for its refinement",
+                priority: "medium",
+                response: "cite the source for '~45%' and 'about five'",
+                current: "",
+                replacement: String::new(),
+            },
         ),
         row(
             9,
@@ -256,12 +290,8 @@ pub(super) fn claims(
                 f4(w(5, true, 10))
             ),
             &g.command,
-            if w(5, false, 4) < 0.15 && w(5, true, 4) > 0.25 { Verdict::Holds } else { Verdict::Contradicted },
-            "none",
-            "low",
-            "no change",
-            "",
-            String::new(),
+            checked(w(5, false, 4) < 0.15 && w(5, true, 4) > 0.25),
+            no_change(),
         ),
         row(
             10,
@@ -287,12 +317,41 @@ pub(super) fn claims(
             } else {
                 Verdict::HoldsLoosely
             },
-            "none; the heatmaps show it (a mean of 0.0362 is the solid border alone: every interior cell is floor)",
-            "low",
-            "no change (optionally add the heatmap)",
-            "",
-            String::new(),
+            Response {
+                concern: "none; the heatmaps show it (a mean of 0.0362 is the solid border alone: every interior cell is floor)",
+                priority: "low",
+                response: "no change (optionally add the heatmap)",
+                current: "",
+                replacement: String::new(),
+            },
         ),
+    ]
+}
+
+/// C11-C12: the failures and measurements the chapter lists.
+fn failure_claims(f: &Facts) -> Vec<ClaimRow> {
+    let a = f.a;
+    let fail_table = a
+        .failures
+        .iter()
+        .map(|f| {
+            format!(
+                "{} `{}`: strict {}, classic {}",
+                f.name,
+                f.expr,
+                pct(f.rates[0]),
+                pct(f.rates[1])
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    let never: Vec<&str> = a
+        .failures
+        .iter()
+        .filter(|f| f.rates.iter().all(|&r| r == 0.0))
+        .map(|f| f.name)
+        .collect();
+    vec![
         row(
             11,
             "typical failures: most floor disconnected, spawn isolated, exit unreachable, tiny inaccessible pockets, too little floor, too much open space",
@@ -305,20 +364,22 @@ pub(super) fn claims(
             ),
             &a.failures_command,
             if never.is_empty() { Verdict::Holds } else { Verdict::HoldsLoosely },
-            if never.is_empty() {
-                "none; which failures a variant shows depends on the variant"
-            } else {
-                "some listed failures never occur with either of the chapter's variants at these gates"
+            Response {
+                concern: if never.is_empty() {
+                    "none; which failures a variant shows depends on the variant"
+                } else {
+                    "some listed failures never occur with either of the chapter's variants at these gates"
+                },
+                priority: "medium",
+                response: "clarify which failures each variant shows",
+                current: "",
+                replacement: format!(
+                    "with the strict rule the typical failure is too much open space ({} of {SEARCH_SEEDS} seeds have more than 80% floor) and small sealed pockets ({}); the classic 4-5 rule fails more often on {}",
+                    pct(a.failures[5].rates[0]),
+                    pct(a.failures[3].rates[0]),
+                    classic_worst(&a.failures)
+                ),
             },
-            "medium",
-            "clarify which failures each variant shows",
-            "",
-            format!(
-                "with the strict rule the typical failure is too much open space ({} of {SEARCH_SEEDS} seeds have more than 80% floor) and small sealed pockets ({}); the classic 4-5 rule fails more often on {}",
-                pct(a.failures[5].rates[0]),
-                pct(a.failures[3].rates[0]),
-                classic_worst(&a.failures)
-            ),
         ),
         row(
             12,
@@ -327,18 +388,31 @@ pub(super) fn claims(
             "all six are measured per cave by cavesweep (floor_fraction, largest_fraction, components, boundary, path_length, min_width) in the failure sweep".into(),
             &a.failures_command,
             Verdict::Holds,
-            "'shortest path between endpoints' needs an exit the chapter never defines",
-            "low",
-            "clarify that an exit must be chosen",
-            "",
-            format!(
-                "The shortest path between endpoints needs an exit as well as the spawn: with the spawn at (45, 70) and an exit at ({}, {}), no path exists in {} of strict and {} of classic 4-5 caves ({SEARCH_SEEDS} seeds).",
-                EXIT.0,
-                EXIT.1,
-                pct(a.failures[2].rates[0]),
-                pct(a.failures[2].rates[1])
-            ),
+            Response {
+                concern: "'shortest path between endpoints' needs an exit the chapter never defines",
+                priority: "low",
+                response: "clarify that an exit must be chosen",
+                current: "",
+                replacement: format!(
+                    "The shortest path between endpoints needs an exit as well as the spawn: with the spawn at (45, 70) and an exit at ({}, {}), no path exists in {} of strict and {} of classic 4-5 caves ({SEARCH_SEEDS} seeds).",
+                    EXIT.0,
+                    EXIT.1,
+                    pct(a.failures[2].rates[0]),
+                    pct(a.failures[2].rates[1])
+                ),
+            },
         ),
+    ]
+}
+
+/// C13-C15: boundaries, keep-largest and the search loop's gate.
+fn cleanup_claims(f: &Facts) -> Vec<ClaimRow> {
+    let a = f.a;
+    let b = &a.boundaries;
+    let k = &a.keep_largest;
+    let lost = |v: usize| k.means[v][0][0] - k.means[v][1][0];
+    let fc = a.fully_connected;
+    vec![
         row(
             13,
             "use fixed boundaries rather than np.roll wraparound: wrapping the left edge onto the right is usually undesirable for game maps",
@@ -362,14 +436,16 @@ pub(super) fn claims(
             } else {
                 Verdict::NotCheckable
             },
-            "in the chapter's own pipeline the choice changes nothing (solid_border overwrites every cell whose count reaches past the edge); whether players dislike wrapped maps is a design judgement this run cannot measure",
-            "medium",
-            "clarify that the solid border makes the choice moot here",
-            "",
-            format!(
-                "Because solid_border then overwrites the edge cells, the only cells whose count reaches past the grid, fixed and wrapped counting give identical caves in this pipeline ({} of {SEARCH_SEEDS} seeds for each rule); the choice matters only without a solid border.",
-                a.boundary_identical[0].min(a.boundary_identical[1])
-            ),
+            Response {
+                concern: "in the chapter's own pipeline the choice changes nothing (solid_border overwrites every cell whose count reaches past the edge); whether players dislike wrapped maps is a design judgement this run cannot measure",
+                priority: "medium",
+                response: "clarify that the solid border makes the choice moot here",
+                current: "",
+                replacement: format!(
+                    "Because solid_border then overwrites the edge cells, the only cells whose count reaches past the grid, fixed and wrapped counting give identical caves in this pipeline ({} of {SEARCH_SEEDS} seeds for each rule); the choice matters only without a solid border.",
+                    a.boundary_identical[0].min(a.boundary_identical[1])
+                ),
+            },
         ),
         row(
             14,
@@ -388,15 +464,17 @@ pub(super) fn claims(
             ),
             &k.command,
             Verdict::Holds,
-            "the cost of the cleanup (floor lost) is not stated",
-            "medium",
-            "clarify, with the measured cost",
-            "",
-            format!(
-                "Keeping only the largest component costs little with the strict rule ({} of the map on average) and more with the classic 4-5 rule ({}).",
-                pct(lost(0)),
-                pct(lost(1))
-            ),
+            Response {
+                concern: "the cost of the cleanup (floor lost) is not stated",
+                priority: "medium",
+                response: "clarify, with the measured cost",
+                current: "",
+                replacement: format!(
+                    "Keeping only the largest component costs little with the strict rule ({} of the map on average) and more with the classic 4-5 rule ({}).",
+                    pct(lost(0)),
+                    pct(lost(1))
+                ),
+            },
         ),
         row(
             15,
@@ -410,11 +488,13 @@ pub(super) fn claims(
             ),
             &a.failures_command,
             Verdict::Holds,
-            "the gate itself is cut off in the excerpt, so its calibration cannot be checked",
-            "medium",
-            "clarify, with the pass rates of the chapter's gate once its text is complete",
-            "",
-            String::new(),
+            Response {
+                concern: "the gate itself is cut off in the excerpt, so its calibration cannot be checked",
+                priority: "medium",
+                response: "clarify, with the pass rates of the chapter's gate once its text is complete",
+                current: "",
+                replacement: String::new(),
+            },
         ),
     ]
 }
