@@ -469,20 +469,12 @@ fn pct(v: f64) -> String {
     format!("{:.2}%", v * 100.0)
 }
 
-const BASE: &str = "cavesweep sweep --preset chapter-strict --set rng=numpy";
-
-/// Measure everything and build the rows. `strict`, `classic` and `classic10` are the chapter's
-/// runs that `reproduce chapter` already made (4, 4 and 10 steps over its `--seeds`).
-pub fn audit(
-    strict: &VariantRun,
-    classic: &VariantRun,
-    classic10: &VariantRun,
-    threads: usize,
-) -> Result<Audit, AuditError> {
-    let pool = crate::fanout::pool(threads)?;
-    let base = numpy("chapter-strict")?;
-
-    // The sensitivity grid.
+/// The sensitivity grid (threshold x centre x steps) and the wall-fraction bands of the
+/// chapter's two rules from it.
+fn sensitivity(
+    base: &Recipe,
+    pool: &rayon::ThreadPool,
+) -> Result<(Sensitivity, [Band; 2]), AuditError> {
     let mut rules = Vec::new();
     for centre in [false, true] {
         for t in THRESHOLDS {
@@ -502,7 +494,7 @@ pub fn audit(
         Gate::default(),
         &grid_metrics,
     ))?;
-    let grid_stats = sweep_in_memory(&grid_plan, &pool);
+    let grid_stats = sweep_in_memory(&grid_plan, pool);
     let n_steps = MAX_STEPS as usize;
     let at = |r: usize, s: usize| &grid_stats[r * n_steps + s - 1];
     let grid = Sensitivity {
@@ -543,7 +535,15 @@ pub fn audit(
         band(grid.row(5, true), VARIANTS[1].1),
     ];
 
-    // The failure list as rates over the search loop's seeds.
+    Ok((grid, bands))
+}
+
+/// The chapter's failure list as rates over the search loop's seeds, both rules; the
+/// fully-connected rate; the command that measures them.
+fn failure_rates(
+    base: &Recipe,
+    pool: &rayon::ThreadPool,
+) -> Result<(Vec<Failure>, [f64; 2], String), AuditError> {
     let mut fail_base = base.clone();
     fail_base.set("exit", &format!("{},{}", EXIT.0, EXIT.1))?;
     let mut gate_args: Vec<String> = FAILURES
@@ -559,7 +559,7 @@ pub fn audit(
         gate(&gate_refs)?,
         &FAILURE_METRICS,
     ))?;
-    let fail_stats = sweep_in_memory(&fail_plan, &pool);
+    let fail_stats = sweep_in_memory(&fail_plan, pool);
     let rate = |v: usize, j: usize| {
         let st = &fail_stats[v];
         st.named[j] as f64 / st.seeds.max(1) as f64
@@ -587,59 +587,85 @@ pub fn audit(
             .join(" ")
     );
 
-    // Fixed against wrapped boundaries; without and with keep-largest.
-    let compare = |axes: &[(&str, &[&str])],
-                   metrics: &[Metric],
-                   out: &str|
-     -> Result<Comparison, AuditError> {
-        let mut varies = vec![vary("rule", &["B5678/S5678", "B5678/S45678"])?];
-        for (key, values) in axes {
-            varies.push(vary(key, values)?);
-        }
-        let plan = Plan::new(spec(
-            base.clone(),
-            varies,
-            SEARCH_SEEDS,
-            Gate::default(),
-            metrics,
-        ))?;
-        let st = sweep_in_memory(&plan, &pool);
-        let n = plan.n_points() / 2;
-        let means = |v: usize| -> Vec<Vec<f64>> {
-            (0..n)
-                .map(|p| {
-                    metrics
-                        .iter()
-                        .map(|&m| summary(&st[v * n + p], m).mean)
-                        .collect()
-                })
-                .collect()
-        };
-        let settings = (0..n)
+    Ok((failures, fully_connected, failures_command))
+}
+
+/// Both rules swept over the settings of `axes` (key, values), the mean of each metric per
+/// setting; `out` names the sweep's folder in the command shown.
+fn compare(
+    base: &Recipe,
+    pool: &rayon::ThreadPool,
+    axes: &[(&str, &[&str])],
+    metrics: &[Metric],
+    out: &str,
+) -> Result<Comparison, AuditError> {
+    let mut varies = vec![vary("rule", &["B5678/S5678", "B5678/S45678"])?];
+    for (key, values) in axes {
+        varies.push(vary(key, values)?);
+    }
+    let plan = Plan::new(spec(
+        base.clone(),
+        varies,
+        SEARCH_SEEDS,
+        Gate::default(),
+        metrics,
+    ))?;
+    let st = sweep_in_memory(&plan, pool);
+    let n = plan.n_points() / 2;
+    let means = |v: usize| -> Vec<Vec<f64>> {
+        (0..n)
             .map(|p| {
-                axes.iter()
-                    .zip(&plan.params(p)[1..])
-                    .map(|((k, _), v)| format!("{k}={v}"))
-                    .collect::<Vec<_>>()
-                    .join(" ")
+                metrics
+                    .iter()
+                    .map(|&m| summary(&st[v * n + p], m).mean)
+                    .collect()
             })
-            .collect();
-        Ok(Comparison {
-            command: format!(
-                "{BASE} --vary rule={BOTH_RULES} {} --seeds 0..{SEARCH_SEEDS} \
-                 --metrics {} --per-seed none --out {out}",
-                axes.iter()
-                    .map(|(k, v)| format!("--vary {k}={}", v.join(",")))
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                metric_names(metrics)
-            ),
-            settings,
-            metrics: metrics.to_vec(),
-            means: [means(0), means(1)],
-        })
+            .collect()
     };
+    let settings = (0..n)
+        .map(|p| {
+            axes.iter()
+                .zip(&plan.params(p)[1..])
+                .map(|((k, _), v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    Ok(Comparison {
+        command: format!(
+            "{BASE} --vary rule={BOTH_RULES} {} --seeds 0..{SEARCH_SEEDS} \
+             --metrics {} --per-seed none --out {out}",
+            axes.iter()
+                .map(|(k, v)| format!("--vary {k}={}", v.join(",")))
+                .collect::<Vec<_>>()
+                .join(" "),
+            metric_names(metrics)
+        ),
+        settings,
+        metrics: metrics.to_vec(),
+        means: [means(0), means(1)],
+    })
+}
+
+const BASE: &str = "cavesweep sweep --preset chapter-strict --set rng=numpy";
+
+/// Measure everything and build the rows. `strict`, `classic` and `classic10` are the chapter's
+/// runs that `reproduce chapter` already made (4, 4 and 10 steps over its `--seeds`).
+pub fn audit(
+    strict: &VariantRun,
+    classic: &VariantRun,
+    classic10: &VariantRun,
+    threads: usize,
+) -> Result<Audit, AuditError> {
+    let pool = crate::fanout::pool(threads)?;
+    let base = numpy("chapter-strict")?;
+
+    let (grid, bands) = sensitivity(&base, &pool)?;
+    let (failures, fully_connected, failures_command) = failure_rates(&base, &pool)?;
+    // Fixed against wrapped boundaries; without and with keep-largest.
     let boundaries = compare(
+        &base,
+        &pool,
         &[
             ("border", &["solid", "none"]),
             ("outside", &["floor", "wrap"]),
@@ -656,6 +682,8 @@ pub fn audit(
         identical_with_wrap("classic-4-5", &pool)?,
     ];
     let keep_largest = compare(
+        &base,
+        &pool,
         &[("post", &["none", "keep-largest"])],
         &[Metric::FloorFraction, Metric::Components],
         "keep-largest",
