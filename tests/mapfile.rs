@@ -205,6 +205,142 @@ fn bad_start_grids_and_refused_saves_are_one_line_errors() {
     assert_one_line_error(&o, "cannot tell the map format");
 }
 
+#[test]
+fn one_path_for_two_files_or_an_unwritable_one_writes_nothing() {
+    let d = scratch("mapfile-all-or-none");
+    let p = |name: &str| d.join(name);
+    // --png and --save on one path: two different files, refused (before, the --save bytes
+    // silently replaced the picture and a rerun failed).
+    let o = run(&[
+        "run",
+        "--png",
+        path(&p("c.png")),
+        "--save",
+        path(&p("./c.png")),
+    ]);
+    assert_one_line_error(&o, "named for two different files");
+    assert!(!p("c.png").exists());
+    // A cave picture saved under the tileset's name beside a Tiled map, in either order.
+    for saves in [["a.tmx", TILES_PNG], [TILES_PNG, "a.tmx"]] {
+        let o = run(&[
+            "run",
+            "--save",
+            path(&p(saves[0])),
+            "--save",
+            path(&p(saves[1])),
+        ]);
+        assert_one_line_error(&o, "named for two different files");
+        assert!(!p("a.tmx").exists() && !p(TILES_PNG).exists());
+    }
+    // The same file twice is one file (and two maps share one tileset).
+    ok(&[
+        "run",
+        "--save",
+        path(&p("b.npy")),
+        "--save",
+        path(&p("b.npy")),
+        "--save",
+        path(&p("b.tmx")),
+        "--save",
+        path(&p("b2.tmj")),
+    ]);
+    assert!(p("b.npy").is_file() && p(TILES_PNG).is_file());
+    // A later file whose folder is missing: the earlier ones are not written either.
+    let o = run(&[
+        "run",
+        "--png",
+        path(&p("early.png")),
+        "--save",
+        path(&p("early.npy")),
+        "--save",
+        path(&p("nodir/x.txt")),
+    ]);
+    assert_one_line_error(&o, "nodir/x.txt");
+    assert!(!p("early.png").exists() && !p("early.npy").exists());
+    let left: Vec<_> = fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.contains(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
+}
+
+#[test]
+fn malformed_tiled_gids_and_png_errors_are_named() {
+    let d = scratch("mapfile-bad-tiled");
+    let write = |name: &str, bytes: &str| {
+        let p = d.join(name);
+        fs::write(&p, bytes).unwrap();
+        p
+    };
+    let tmx = |tileset: &str, tiles: &str| {
+        format!(
+            "<?xml version=\"1.0\"?>\n<map width=\"2\" height=\"1\">{tileset}\
+             <layer width=\"2\" height=\"1\"><data>{tiles}</data></layer></map>\n"
+        )
+    };
+    let ts = "<tileset firstgid=\"1\"/>";
+    let cases = [
+        (
+            write("x.tmx", &tmx(ts, "<tile gid=\"2\"/><tile gid=\"x\"/>")),
+            "tile \"x\" is not a gid",
+        ),
+        (
+            write(
+                "big.tmx",
+                &tmx(ts, "<tile gid=\"2\"/><tile gid=\"4294967298\"/>"),
+            ),
+            "not a Tiled gid",
+        ),
+        (
+            write(
+                "first.tmx",
+                &tmx(
+                    "<tileset firstgid=\"18446744073709551615\"/>",
+                    "<tile/><tile/>",
+                ),
+            ),
+            "firstgid 18446744073709551615 is not a tile id",
+        ),
+        (
+            write(
+                "first.tmj",
+                "{\"width\":1,\"height\":1,\"tilesets\":[{\"firstgid\":\"one\"}],\
+                 \"layers\":[{\"type\":\"tilelayer\",\"data\":[1]}]}",
+            ),
+            "firstgid is not a number",
+        ),
+    ];
+    for (p, needle) in &cases {
+        let o = run(&["run", "--set", "steps=0", "--from", path(p)]);
+        assert_one_line_error(&o, needle);
+    }
+    // A `<tile/>` without a gid is an empty cell, as Tiled writes it.
+    let empty = write("empty.tmx", &tmx(ts, "<tile/><tile gid=\"2\"/>"));
+    let back = d.join("empty-back.txt");
+    ok(&[
+        "run",
+        "--set",
+        "steps=0",
+        "--from",
+        path(&empty),
+        "--save",
+        path(&back),
+    ]);
+    assert_eq!(fs::read_to_string(&back).unwrap(), ".#\n");
+    // A PNG with a damaged header: the error names the chunk as PNG does (`IHDR`), not as
+    // Rust's debug form of the decoder's type.
+    let good = d.join("good.png");
+    ok(&["run", "--save", path(&good)]);
+    let mut bytes = fs::read(&good).unwrap();
+    bytes[29] ^= 0xff; // inside IHDR's CRC
+    let bad = d.join("bad-crc.png");
+    fs::write(&bad, &bytes).unwrap();
+    let o = run(&["run", "--from", path(&bad)]);
+    assert_one_line_error(&o, "IHDR");
+    assert!(!stderr(&o).contains("ChunkType"), "{}", stderr(&o));
+}
+
 /// Pixels of a PNG as RGB triples, row-major, with its width.
 fn pixels(p: &Path) -> (usize, Vec<[u8; 3]>) {
     let dec = png::Decoder::new(std::io::BufReader::new(fs::File::open(p).unwrap()));

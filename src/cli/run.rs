@@ -36,7 +36,8 @@ pub struct RunArgs {
     scale: u16,
     /// Start from the grid in FILE instead of the recipe's fill: `.txt` (`#` wall, `.` floor),
     /// `.csv` (0/1), `.npy`, `.json`, `.tmj`/`.tmx` (Tiled) or `.png` (dark pixels are walls).
-    /// Its size is the recipe's; random post-steps draw from the seed's stream.
+    /// The file sets the cave's size (a `--set rows=`/`cols=` must agree with it); random
+    /// post-steps draw from the seed's stream.
     #[arg(long, value_name = "FILE")]
     from: Option<PathBuf>,
     /// Save the cave to FILE, the format from its extension: `.txt`, `.csv`, `.npy`, `.json`,
@@ -81,12 +82,25 @@ pub fn main(a: RunArgs) -> Result<()> {
         Some(g) => generator.run_from(g, a.seed)?,
         None => generator.run(a.seed)?,
     };
+    let png = png_file(&a, &recipe, &cave)?;
     let saves = save_files(&a, &recipe, &cave)?;
-    // Every file's place is checked before the first is written: a refusal writes none.
-    cavesweep::io::check_writable(a.png.as_deref()).context("--png")?;
+    // Every file's place is checked before the first is written, and the files are written
+    // all or none: a refusal, a missing or read-only folder or a full disk writes none.
+    cavesweep::io::check_writable(png.iter().map(|(p, _)| p.as_path())).context("--png")?;
     cavesweep::io::check_writable(saves.iter().map(|(p, _)| p.as_path())).context("--save")?;
-    write_png(&a, &recipe, &cave)?;
-    mapfile::write_all(&saves, true).context("--save")?;
+    let all: Vec<(&std::path::Path, &[u8])> = png
+        .iter()
+        .chain(&saves)
+        .map(|(p, b)| (p.as_path(), b.as_slice()))
+        .collect();
+    let flags = if png.is_some() && !saves.is_empty() {
+        "--png/--save"
+    } else if png.is_some() {
+        "--png"
+    } else {
+        "--save"
+    };
+    cavesweep::io::write_files(&all).context(flags)?;
     let mut out = std::io::stdout().lock();
     if a.json {
         return json(&a, &recipe, &cave, &mut out);
@@ -129,20 +143,28 @@ fn save_files(a: &RunArgs, recipe: &Recipe, cave: &Cave) -> Result<Vec<(PathBuf,
     Ok(files)
 }
 
-/// The --png picture, if asked for (before anything is printed, so a refused file prints
-/// nothing).
-fn write_png(a: &RunArgs, recipe: &Recipe, cave: &Cave) -> Result<()> {
-    if let Some(path) = &a.png {
-        render::write_png(
-            path,
-            cave.grid,
-            a.scale as usize,
-            &render::Marks::of(recipe),
-            a.force,
-        )
+/// The --png picture's path and bytes, if asked for; unless --force, a file there that holds
+/// another picture is refused (before anything is written or printed).
+fn png_file(a: &RunArgs, recipe: &Recipe, cave: &Cave) -> Result<Option<(PathBuf, Vec<u8>)>> {
+    let Some(path) = &a.png else {
+        return Ok(None);
+    };
+    let bytes = render::png_bytes(cave.grid, a.scale as usize, &render::Marks::of(recipe))
         .context("--png")?;
+    if !a.force {
+        match cavesweep::io::check_no_replace([(path.as_path(), bytes.as_slice())]) {
+            Ok(()) => {}
+            // In the picture's own words (as `render::write_png` says it).
+            Err(cavesweep::io::ReplaceError::Holds(_)) => {
+                return Err(render::RenderError::Exists {
+                    path: path.display().to_string(),
+                })
+                .context("--png");
+            }
+            Err(e) => return Err(e).context("--png"),
+        }
     }
-    Ok(())
+    Ok(Some((path.clone(), bytes)))
 }
 
 /// The --json report: one object on one line (the map in it with --ascii).

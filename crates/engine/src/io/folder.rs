@@ -431,15 +431,24 @@ fn regular_blocking(fd: OwnedFd) -> io::Result<File> {
     Ok(File::from(fd))
 }
 
-/// Read all of `f`, failing once more than `limit` bytes have been seen.
-pub fn read_all_capped(f: impl Read, limit: u64) -> io::Result<Vec<u8>> {
-    let mut bytes = Vec::new();
-    f.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > limit {
-        return Err(io::Error::new(
+/// Read all of the regular file `f`, failing once more than `limit` bytes have been seen: at
+/// once when its size already says so (a 5 GB file given where a map belongs is refused
+/// without reading a byte), else after `limit + 1` bytes (a file that grows as it is read).
+pub fn read_all_capped(f: File, limit: u64) -> io::Result<Vec<u8>> {
+    let too_long = || {
+        io::Error::new(
             io::ErrorKind::FileTooLarge,
             format!("longer than the limit of {}", super::human_bytes(limit)),
-        ));
+        )
+    };
+    let size = f.metadata()?.len();
+    if size > limit {
+        return Err(too_long());
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    f.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_long());
     }
     Ok(bytes)
 }
@@ -472,6 +481,14 @@ impl FolderFile {
     /// The destination's path, for messages.
     pub fn path(&self) -> PathBuf {
         self.dir.join(&self.name)
+    }
+
+    /// Flush the bytes written so far to disk (the temporary file; the destination is
+    /// untouched until [`FolderFile::commit`]).
+    pub fn sync(&mut self) -> io::Result<()> {
+        let file = self.file.as_mut().expect("not yet committed");
+        file.flush()?;
+        file.get_ref().sync_all()
     }
 
     /// Flush everything to disk and rename the temporary file over the destination.
@@ -527,6 +544,31 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir
+    }
+
+    /// A file whose size is over the cap is refused without reading a byte of it (the read
+    /// position, shared with a clone of the descriptor, stays at 0); one within the cap is read
+    /// whole.
+    #[test]
+    fn a_file_over_the_cap_is_refused_by_its_size_unread() {
+        let dir = scratch("cap");
+        let big = dir.join("big.npy");
+        let f = File::create(&big).unwrap();
+        f.set_len(5 << 30).unwrap(); // sparse: no disk used
+        drop(f);
+        let f = File::open(&big).unwrap();
+        let mut twin = f.try_clone().unwrap();
+        let e = read_all_capped(f, 1 << 20).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::FileTooLarge, "{e}");
+        assert!(e.to_string().contains("1 MiB"), "{e}");
+        use std::io::Seek;
+        assert_eq!(twin.stream_position().unwrap(), 0, "nothing read");
+        std::fs::write(dir.join("small"), b"12345").unwrap();
+        let got = read_all_capped(File::open(dir.join("small")).unwrap(), 5).unwrap();
+        assert_eq!(got, b"12345");
+        let e = read_all_capped(File::open(dir.join("small")).unwrap(), 4).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::FileTooLarge, "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -85,6 +85,12 @@ impl AtomicFile {
     pub fn commit(self) -> io::Result<()> {
         self.file.commit()
     }
+
+    /// Flush the bytes written so far to disk, without committing: what can fail for want of
+    /// space fails here, before any file of a set is renamed into place ([`write_files`]).
+    pub fn sync(&mut self) -> io::Result<()> {
+        self.file.sync()
+    }
 }
 
 impl Write for AtomicFile {
@@ -101,6 +107,58 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut f = AtomicFile::create(path)?;
     f.write_all(bytes)?;
     f.commit()
+}
+
+/// Write several files all or none: each is written under its temporary name and synced first,
+/// and only when every one of them is on disk are they renamed into place. A folder that is
+/// missing or read-only, a full disk or a refused destination therefore leaves every file as it
+/// was (a rename that fails after others succeeded, which needs the folder to change under us,
+/// is the one way to leave part of a set). A path given twice is written once; given twice for
+/// different bytes it is refused before anything is written ([`ReplaceError::Twice`]). The
+/// error names the file that failed.
+pub fn write_files(files: &[(&Path, &[u8])]) -> Result<(), ReplaceError> {
+    let mut unique: Vec<(&Path, &[u8], Option<PathBuf>)> = Vec::new();
+    for &(path, bytes) in files {
+        let key = same_file_key(path);
+        let twin = unique
+            .iter()
+            .find(|(p, _, k)| *p == path || (key.is_some() && *k == key));
+        match twin {
+            Some((_, b, _)) if *b == bytes => {}
+            Some(_) => return Err(ReplaceError::Twice(path.to_path_buf())),
+            None => unique.push((path, bytes, key)),
+        }
+    }
+    let mut staged = Vec::with_capacity(unique.len());
+    for &(path, bytes, _) in &unique {
+        let unwritable = |source| ReplaceError::Unwritable {
+            path: path.to_path_buf(),
+            source,
+        };
+        let mut f = AtomicFile::create(path).map_err(unwritable)?;
+        f.write_all(bytes).map_err(unwritable)?;
+        f.sync().map_err(unwritable)?;
+        staged.push((path, f));
+    }
+    for (path, f) in staged {
+        f.commit().map_err(|source| ReplaceError::Unwritable {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    }
+    Ok(())
+}
+
+/// The destination `path` names, as its folder's canonical path and its own name: `a.png`,
+/// `./a.png` and `/cwd/a.png` are one file. `None` when the folder cannot be resolved (the
+/// write then fails with the reason).
+fn same_file_key(path: &Path) -> Option<PathBuf> {
+    let name = path.file_name()?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    Some(fs::canonicalize(dir).ok()?.join(name))
 }
 
 /// Whether writing `bytes` to `path` loses nothing: `path` does not exist, or is not a regular
@@ -136,6 +194,10 @@ pub enum ReplaceError {
     /// The file exists with other contents (the caller's force replaces it).
     #[error("{} exists and holds something else", .0.display())]
     Holds(PathBuf),
+    /// One file is named twice, for different contents (`run --png c.png --save c.png`, or a
+    /// map saved as its own tileset's name): one would silently replace the other.
+    #[error("{} is named for two different files", .0.display())]
+    Twice(PathBuf),
     /// The file could not be read to compare it.
     #[error("cannot read {}", path.display())]
     Read {
@@ -194,6 +256,19 @@ pub fn check_no_replace<'a>(
         match replaces_nothing(path, bytes) {
             Ok(true) => {}
             Ok(false) => return Err(ReplaceError::Holds(path.to_path_buf())),
+            // The name itself cannot be a file (too long, or a file where a folder should be):
+            // nothing to read, the write would fail.
+            Err(source)
+                if matches!(
+                    source.kind(),
+                    io::ErrorKind::InvalidFilename | io::ErrorKind::NotADirectory
+                ) =>
+            {
+                return Err(ReplaceError::Unwritable {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
             Err(source) => {
                 return Err(ReplaceError::Read {
                     path: path.to_path_buf(),

@@ -353,6 +353,22 @@ pub(super) fn json(bytes: &[u8]) -> Result<Grid, Problem> {
     })
 }
 
+/// The png crate's message with its chunk types in PNG's own words: it prints a chunk as
+/// `ChunkType { type: IHDR, critical: true, ... }` (Rust's debug form), shown here as `IHDR`.
+fn png_message(e: &png::DecodingError) -> String {
+    let mut msg = e.to_string();
+    while let Some(at) = msg.find("ChunkType { type: ") {
+        let rest = &msg[at + "ChunkType { type: ".len()..];
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .collect();
+        let Some(end) = rest.find('}') else { break };
+        msg.replace_range(at..at + "ChunkType { type: ".len() + end + 1, &name);
+    }
+    msg
+}
+
 /// Any PNG: WALL where a pixel is dark (8-bit luminance below 128) and not transparent.
 pub(super) fn png(bytes: &[u8]) -> Result<Grid, Problem> {
     // The decoder's whole buffer: at most 512 MiB, an 8-bit RGBA picture of 134 million
@@ -368,7 +384,7 @@ pub(super) fn png(bytes: &[u8]) -> Result<Grid, Problem> {
     dec.set_transformations(png::Transformations::normalize_to_color8());
     let mut reader = dec.read_info().map_err(|e| match e {
         png::DecodingError::LimitsExceeded => too_large(),
-        e => bad!("not a PNG picture cavesweep can read: {e}"),
+        e => bad!("not a PNG picture cavesweep can read: {}", png_message(&e)),
     })?;
     let (w, h) = (reader.info().width as usize, reader.info().height as usize);
     check_shape(h, w)?;
@@ -379,7 +395,7 @@ pub(super) fn png(bytes: &[u8]) -> Result<Grid, Problem> {
     let mut buf = vec![0u8; size];
     let out = reader
         .next_frame(&mut buf)
-        .map_err(|e| bad!("cannot decode the picture: {e}"))?;
+        .map_err(|e| bad!("cannot decode the picture: {}", png_message(&e)))?;
     let channels = out.color_type.samples();
     let line = out.line_size;
     build(h, w, |y, x| {

@@ -283,18 +283,14 @@ pub fn write_all(files: &[(PathBuf, Vec<u8>)], force: bool) -> Result<(), MapFil
     if !force {
         io::check_no_replace(files.iter().map(|(p, b)| (p.as_path(), b.as_slice())))?;
     }
-    let mut done: Vec<&Path> = Vec::new();
-    for (path, bytes) in files {
-        // The tileset picture is shared by every map of a folder: write it once.
-        if done.contains(&path.as_path()) {
-            continue;
-        }
-        io::write_atomic(path, bytes).map_err(|source| MapFileError::Write {
-            path: path.clone(),
-            source,
-        })?;
-        done.push(path);
-    }
+    // All or none (a missing or read-only folder, a full disk): see `io::write_files`. The
+    // tileset picture shared by the maps of a folder is one path given twice with the same
+    // bytes, written once.
+    let files: Vec<(&Path, &[u8])> = files
+        .iter()
+        .map(|(p, b)| (p.as_path(), b.as_slice()))
+        .collect();
+    io::write_files(&files)?;
     Ok(())
 }
 

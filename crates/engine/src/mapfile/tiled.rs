@@ -224,6 +224,11 @@ pub(super) fn tmx(grid: &Grid, info: &MapInfo) -> String {
 
 /// A gid's cell: FLOOR for no tile or the first tile, WALL for the second.
 fn cell(gid: u64, first: u64, y: usize, x: usize) -> Result<bool, Problem> {
+    if gid > u32::MAX as u64 {
+        return Err(bad!(
+            "tile gid {gid} at row {y}, column {x} is not a Tiled gid (a 32-bit number)"
+        ));
+    }
     // Bits 28..31 are Tiled's flip and rotation flags.
     let g = gid & 0x0fff_ffff;
     match g {
@@ -238,16 +243,30 @@ fn cell(gid: u64, first: u64, y: usize, x: usize) -> Result<bool, Problem> {
     }
 }
 
+/// The first tileset's `firstgid` (1 when there is none): a tile id with room for the wall
+/// tile after it (ids are 28 bits, the rest of a gid are flip flags).
+fn first_gid(g: Option<Option<u64>>) -> Result<u64, Problem> {
+    match g {
+        None => Ok(1),
+        Some(Some(g)) if (1..0x0fff_ffff).contains(&g) => Ok(g),
+        Some(Some(g)) => Err(bad!(
+            "the tileset's firstgid {g} is not a tile id (1 to {})",
+            0x0fff_fffe
+        )),
+        Some(None) => Err(bad!("the tileset's firstgid is not a number")),
+    }
+}
+
 /// The first tile layer of a Tiled JSON map.
 pub(super) fn read_tmj(bytes: &[u8]) -> Result<Grid, Problem> {
     let v: serde_json::Value = serde_json::from_slice(bytes)
         .map_err(|e| bad!("not JSON: line {}, column {}: {e}", e.line(), e.column()))?;
-    let first = v
-        .get("tilesets")
-        .and_then(|t| t.get(0))
-        .and_then(|t| t.get("firstgid"))
-        .and_then(|g| g.as_u64())
-        .unwrap_or(1);
+    let first = first_gid(
+        v.get("tilesets")
+            .and_then(|t| t.get(0))
+            .and_then(|t| t.get("firstgid"))
+            .map(|g| g.as_u64()),
+    )?;
     let layer = v
         .get("layers")
         .and_then(|l| l.as_array())
@@ -299,12 +318,12 @@ pub(super) fn read_tmx(bytes: &[u8]) -> Result<Grid, Problem> {
             map.tag_name().name()
         ));
     }
-    let first = map
-        .children()
-        .find(|n| n.has_tag_name("tileset"))
-        .and_then(|t| t.attribute("firstgid"))
-        .and_then(|g| g.parse::<u64>().ok())
-        .unwrap_or(1);
+    let first = first_gid(
+        map.children()
+            .find(|n| n.has_tag_name("tileset"))
+            .and_then(|t| t.attribute("firstgid"))
+            .map(|g| g.trim().parse::<u64>().ok()),
+    )?;
     let layer = map
         .children()
         .find(|n| n.has_tag_name("layer"))
@@ -338,12 +357,15 @@ pub(super) fn read_tmx(bytes: &[u8]) -> Result<Grid, Problem> {
         None => data
             .children()
             .filter(|n| n.has_tag_name("tile"))
-            .map(|t| {
-                t.attribute("gid")
-                    .and_then(|g| g.parse::<u64>().ok())
-                    .unwrap_or(0)
+            // A `<tile/>` without a gid is an empty cell (gid 0), as Tiled writes it.
+            .map(|t| match t.attribute("gid") {
+                None => Ok(0),
+                Some(g) => g
+                    .trim()
+                    .parse::<u64>()
+                    .map_err(|_| bad!("tile {} is not a gid", cavesweep_core::quote::quote(g))),
             })
-            .collect(),
+            .collect::<Result<_, _>>()?,
         Some(enc) => {
             return Err(bad!(
                 "the tile layer's data is {enc}-encoded; cavesweep reads CSV or <tile> data (Tiled: Map Properties, Tile Layer Format CSV)"
