@@ -458,6 +458,12 @@ fn errors_say_each_thing_once() {
             "too large",
         ),
         ("junk.toml", "this is not toml".to_string(), "TOML"),
+        (
+            "steps.toml",
+            good.replace("repeat = 4", "repeat = 60000")
+                + &good[good.find("[[pass]]").unwrap()..].replace("repeat = 4", "repeat = 60000"),
+            "add up to 120000 steps",
+        ),
     ];
     for (name, text, needle) in &recipes {
         fs::write(d.join(name), text).unwrap();

@@ -37,6 +37,14 @@ pub const KEYS: [&str; 14] = [
 /// Largest accepted repeat count of one pass (a guard against typos like `steps=40000000`).
 pub const MAX_REPEAT: u32 = 100_000;
 
+/// Most passes in a recipe, and most steps of all its passes together (the same bound as one
+/// pass's [`MAX_REPEAT`]): a cave keeps its wall fraction after every step, and a sweep a
+/// statistic per step, so without a bound on the sum a few kilobytes of recipe file (500
+/// passes of `repeat = 100000`) asked for gigabytes.
+pub const MAX_PASSES: usize = 1_000;
+/// See [`MAX_PASSES`].
+pub const MAX_STEPS: u64 = MAX_REPEAT as u64;
+
 /// Largest recipe file read (`--recipe`): recipes are a few hundred bytes of TOML, so anything
 /// bigger is a wrong path (`/dev/zero`, a data file), refused before it fills memory.
 pub const MAX_RECIPE_BYTES: u64 = 4 << 20;
@@ -206,6 +214,22 @@ impl Recipe {
                     format!("repeat {} is over the limit {MAX_REPEAT}", p.repeat),
                 ));
             }
+        }
+        if self.passes.len() > MAX_PASSES {
+            return Err(key_err(
+                "pass",
+                format!(
+                    "{} passes are over the limit {MAX_PASSES}",
+                    self.passes.len()
+                ),
+            ));
+        }
+        let steps: u64 = self.passes.iter().map(|p| p.repeat as u64).sum();
+        if steps > MAX_STEPS {
+            return Err(key_err(
+                "pass",
+                format!("the passes' repeats add up to {steps} steps, over the limit {MAX_STEPS}"),
+            ));
         }
         // A hexagonal rule makes a hex cave: its floor is joined by hex adjacency, so its
         // components, paths and pictures need connectivity 6.
@@ -688,6 +712,35 @@ mod tests {
             &e[..200.min(e.len())]
         );
         assert!(e.contains("line 2") && e.contains("characters)"), "{e}");
+    }
+
+    /// The passes are bounded in number and in steps summed over them, not only per pass: a
+    /// small file of many 100,000-step passes is refused (it asked for gigabytes), and the
+    /// largest recipe within both limits is accepted.
+    #[test]
+    fn passes_and_their_total_steps_are_bounded() {
+        let base = crate::presets::preset("classic-4-5").unwrap();
+        let with = |n: usize, repeat: u32| {
+            let mut r = base.clone();
+            let mut p = base.passes[0];
+            p.repeat = repeat;
+            r.passes = vec![p; n];
+            r
+        };
+        let text = with(500, MAX_REPEAT).to_toml();
+        let e = Recipe::from_toml(&text).unwrap_err().to_string();
+        assert!(e.contains("add up to 50000000 steps"), "{e}");
+        let e = with(MAX_PASSES + 1, 1).validate().unwrap_err().to_string();
+        assert!(e.contains("1001 passes are over the limit 1000"), "{e}");
+        with(MAX_PASSES, (MAX_STEPS / MAX_PASSES as u64) as u32)
+            .validate()
+            .unwrap();
+        with(1, MAX_REPEAT).validate().unwrap();
+        let e = with(2, MAX_REPEAT / 2 + 1)
+            .validate()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("100002 steps"), "{e}");
     }
 
     #[test]
