@@ -617,6 +617,11 @@ fn usage_errors_are_one_line() {
         (&["swep"][..], "similar subcommand exists: 'sweep'"),
         (&["sweep", "--seeds", "0..10"][..], "--out <DIR>"),
         (&["run", "--scale", "0"][..], "1..=64"),
+        // A recipe file and a preset: one would be ignored.
+        (
+            &["run", "--preset", "classic-4-5", "--recipe", "r.toml"][..],
+            "'--preset <PRESET>' cannot be used with '--recipe <FILE>'",
+        ),
         (
             &[
                 "sweep", "--shard", "2-3,3/4", "--seeds", "0..10", "--out", "x",

@@ -55,8 +55,8 @@ pub struct RecipeArgs {
     /// Preset to start from (see `cavesweep presets`).
     #[arg(long, default_value = "chapter-strict")]
     pub preset: String,
-    /// Recipe file (TOML) to use instead of the preset.
-    #[arg(long, value_name = "FILE")]
+    /// Recipe file (TOML) to use instead of the preset (not with --preset).
+    #[arg(long, value_name = "FILE", conflicts_with = "preset")]
     pub recipe: Option<PathBuf>,
     /// Override a recipe key, e.g. `--set fill=0.5 --set steps=6` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -115,9 +115,9 @@ impl RecipeArgs {
                 .map(|kv| format!("--set {}", cavesweep::quote::cut(kv)))
                 .collect();
             if let Some((rows, cols)) = &shape {
-                what.push(format!("the start grid's size {rows}x{cols}"));
+                what.push(format!("with the start grid's size {rows}x{cols}"));
             }
-            what.join(" ")
+            what.join(", ")
         })?;
         if let Some(rng) = self.rng {
             recipe.rng = rng;
