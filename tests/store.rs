@@ -984,3 +984,71 @@ fn a_report_of_a_store_with_a_damaged_record_says_it_left_it_out() {
     let md = fs::read_to_string(rep.join("README.md")).unwrap();
     assert!(md.contains("left out (point 0)"), "{md}");
 }
+
+/// The folder a user names is followed like `cd` follows it: `--out` that is a link, or whose
+/// parent is one (as `/home` linked to `/data/home` makes every path), works and writes the
+/// same files as a plain folder, for sweep, merge (input and output) and a search's checkpoint.
+/// (SQLite's no-follow flag refuses a link in any component of a name, so the store was
+/// unreachable through one.)
+#[test]
+fn folders_named_through_links_are_followed() {
+    let d = scratch("store-linked");
+    let r = reference(&d);
+    fs::create_dir(d.join("real")).unwrap();
+    std::os::unix::fs::symlink(d.join("real"), d.join("lnk")).unwrap();
+    for out in [d.join("lnk"), d.join("lnk/sub")] {
+        let o = sweep(&out, &[]);
+        assert!(o.status.success(), "{}: {}", out.display(), stderr(&o));
+        for f in [
+            "summary.csv",
+            "seeds.csv",
+            "trajectory.csv",
+            "components.csv",
+        ] {
+            assert!(
+                fs::read(out.join(f)).unwrap() == fs::read(r.join(f)).unwrap(),
+                "{f} differs through {}",
+                out.display()
+            );
+        }
+    }
+    let o = merge(&[&d.join("lnk/sub")], &d.join("lnk/merged"), &[], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(d.join("real/merged/summary.csv").is_file());
+    let o = bin()
+        .args(["search", "--seeds", "0..100", "--where", "components<=2"])
+        .arg("--out")
+        .arg(d.join("lnk/found.csv"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(d.join("real/found.csv").is_file());
+}
+
+/// A file of the user's named `cavesweep.lock` in `--out` is not cavesweep's: the sweep (and
+/// merge) is refused and the file keeps its text, beside other files or alone.
+#[test]
+fn a_users_file_named_like_the_lock_is_kept() {
+    let d = scratch("store-user-lock");
+    let r = reference(&d);
+    for other in [true, false] {
+        let out = d.join(format!("u{other}"));
+        fs::create_dir(&out).unwrap();
+        fs::write(out.join("cavesweep.lock"), "USER DATA\n").unwrap();
+        if other {
+            fs::write(out.join("notes.txt"), "notes\n").unwrap();
+        }
+        assert_one_line_error(&sweep(&out, &[]), "is not a cavesweep lock file");
+        assert_eq!(
+            fs::read_to_string(out.join("cavesweep.lock")).unwrap(),
+            "USER DATA\n"
+        );
+        assert!(!out.join("cavesweep.sqlite").exists());
+        let o = merge(&[&r], &out, &[], None);
+        assert!(!o.status.success(), "{}", stderr(&o));
+        assert_eq!(
+            fs::read_to_string(out.join("cavesweep.lock")).unwrap(),
+            "USER DATA\n"
+        );
+    }
+}

@@ -37,6 +37,13 @@ pub enum LockError {
         /// The holder's own description from the lock file (pid, host, start time, command).
         holder: String,
     },
+    /// A file named `cavesweep.lock` is there that no cavesweep wrote (it holds other text):
+    /// it is the user's, so it is neither locked and rewritten nor removed.
+    #[error("{path} is not a cavesweep lock file (it holds other text); move it away")]
+    NotOurs {
+        /// The lock file's path, as displayed.
+        path: String,
+    },
     /// The folder or its lock file could not be opened, or the lock not taken or described.
     #[error("cannot lock {path}")]
     Io {
@@ -102,6 +109,14 @@ impl FolderLock {
             }
             Err(TryLockError::Error(e)) => return Err(io(e)),
         }
+        // A lock file found there is rewritten only when it is one: empty (a holder that died
+        // before describing itself) or a holder's description. Anything else is a file of the
+        // user's that happens to have the name.
+        if !created && !is_lock_text(&mut file).map_err(io)? {
+            return Err(LockError::NotOurs {
+                path: path.display().to_string(),
+            });
+        }
         let text = describe_self(what);
         let write = |f: &mut File| -> std::io::Result<()> {
             f.set_len(0)?;
@@ -147,6 +162,27 @@ impl FolderLock {
     }
 }
 
+/// Whether the lock file holds what [`FolderLock::acquire`] writes: nothing, or one line
+/// `pid N on HOST, since TIME: COMMAND` ([`describe_self`]; the command may hold line
+/// breaks). Reads at most 64 KiB.
+fn is_lock_text(file: &mut File) -> std::io::Result<bool> {
+    let mut bytes = Vec::new();
+    file.seek(SeekFrom::Start(0))?;
+    file.take(64 << 10).read_to_end(&mut bytes)?;
+    let Ok(text) = std::str::from_utf8(&bytes) else {
+        return Ok(false);
+    };
+    let text = text.strip_suffix('\n').unwrap_or(text);
+    if text.is_empty() {
+        return Ok(true);
+    }
+    let Some(rest) = text.strip_prefix("pid ") else {
+        return Ok(false);
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    Ok(digits > 0 && rest[digits..].starts_with(" on ") && rest.contains(", since "))
+}
+
 /// The holder's self-description, read from the lock file (one line, never empty).
 fn read_holder(file: &mut File) -> String {
     // The holder writes its description right after taking the lock; give it a moment.
@@ -184,6 +220,36 @@ mod tests {
         assert!(FolderLock::acquire(&dir, "writer").is_err());
         drop((s1, s2));
         assert!(!FolderLock::acquire(&dir, "writer").unwrap().1);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A file of the user's named `cavesweep.lock` is refused and left as it was; an empty
+    /// one, or one a dead holder described itself in, is taken over.
+    #[test]
+    fn a_lock_file_holding_other_text_is_refused_and_kept() {
+        let dir = std::env::temp_dir().join(format!("cavesweep-lock-user-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for text in ["USER DATA\n", "pid x on h, since t: c\n", "pid 1 at h\n"] {
+            std::fs::write(dir.join(LOCK_FILE), text).unwrap();
+            let e = FolderLock::acquire(&dir, "sweep").unwrap_err().to_string();
+            assert!(e.contains("is not a cavesweep lock file"), "{e}");
+            assert_eq!(std::fs::read_to_string(dir.join(LOCK_FILE)).unwrap(), text);
+        }
+        for text in [
+            "",
+            "pid 12 on host, since 2026-12-07T10:00:00Z: cavesweep sweep\n",
+        ] {
+            std::fs::write(dir.join(LOCK_FILE), text).unwrap();
+            let (lock, created) = FolderLock::acquire(&dir, "mine").unwrap();
+            assert!(!created);
+            let now = std::fs::read_to_string(dir.join(LOCK_FILE)).unwrap();
+            assert!(
+                now.starts_with(&format!("pid {} on ", std::process::id())),
+                "{now}"
+            );
+            drop(lock);
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

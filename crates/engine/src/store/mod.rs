@@ -201,7 +201,7 @@ fn legacy_checkpoint(folder: &Folder) -> Option<Vec<OsString>> {
 /// read counts as not empty (opening it for the work then says what is wrong with it).
 pub(crate) fn store_is_empty(path: &Path) -> bool {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NOFOLLOW;
-    Connection::open_with_flags(path, flags)
+    Connection::open_with_flags(sqlite_path(path), flags)
         .and_then(|c| c.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0)))
         .is_ok_and(|n: i64| n == 0)
 }
@@ -210,11 +210,29 @@ fn sql_err(path: &Path, e: rusqlite::Error) -> StoreError {
     StoreError::sql(path, e)
 }
 
+/// `path` (the store file) with its folder resolved to the folder's real path, for SQLite:
+/// with `SQLITE_OPEN_NOFOLLOW` SQLite refuses a link in *any* component of the name it is
+/// given (error 1550), but the folder a user names is theirs and is followed like `cd` follows
+/// it (`--out results` where `results` is a link, `/home` a link to `/data/home`); only the
+/// store file itself must not be a link. A folder that cannot be resolved is left as given (the
+/// open then says why).
+fn sqlite_path(path: &Path) -> PathBuf {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    match (std::fs::canonicalize(dir), path.file_name()) {
+        (Ok(real), Some(name)) => real.join(name),
+        _ => path.to_path_buf(),
+    }
+}
+
 /// Open the store database with the settings every writer uses.
 fn connect(path: &Path, flags: OpenFlags) -> Result<Connection, StoreError> {
     // NOFOLLOW: the store's file inside the folder is never reached through a link.
-    let conn = Connection::open_with_flags(path, flags | OpenFlags::SQLITE_OPEN_NOFOLLOW)
-        .map_err(|e| sql_err(path, e))?;
+    let conn =
+        Connection::open_with_flags(sqlite_path(path), flags | OpenFlags::SQLITE_OPEN_NOFOLLOW)
+            .map_err(|e| sql_err(path, e))?;
     conn.busy_timeout(std::time::Duration::from_secs(10))
         .map_err(|e| sql_err(path, e))?;
     Ok(conn)
