@@ -85,6 +85,55 @@ pub struct RecipeReq {
 /// Largest TOML recipe accepted in a request.
 const MAX_TOML: usize = 16 << 10;
 
+/// Most neighbour reads of the in-place passes of the caves one request makes (cells x steps x
+/// the neighbourhood's cells, centre included), summed over a thumbnail sheet's caves.
+///
+/// Why: an in-place pass reads its neighbourhood cell by cell (later cells see earlier
+/// results, so no lanes, no shared box sums), 3-10 ns a read here, while the size and step
+/// limits were set for the buffered and Moore passes, which step a whole 1024x1024 grid 200
+/// times in well under a second. Within them a Larger than Life rule of radius 15 updated in
+/// place took ~2.6 s a step at 1024x1024: minutes a cave, long after its request had answered
+/// `503`, holding one of the two heavy slots (so every cave request got `429`). 3e8 reads is
+/// ~1-3 s; Moore passes in place are bit-parallel and not counted.
+pub const MAX_INPLACE_READS: u64 = 300_000_000;
+
+/// The neighbour reads of `r`'s in-place passes for one cave (see [`MAX_INPLACE_READS`]).
+fn inplace_reads(r: &Recipe) -> u64 {
+    use cavesweep_core::rule::{Rule, Update};
+    let cells = (r.rows * r.cols) as u64;
+    r.passes
+        .iter()
+        .filter(|p| p.update != Update::Sync)
+        .map(|p| {
+            let reads = match p.rule {
+                Rule::Moore { .. } => 0,
+                Rule::Hood { hood, .. } => hood.size() as u64 + 1,
+                Rule::Ltl(l) => l.max_count() as u64 + 1,
+                // The 3x3 and the 21-cell area beside it.
+                Rule::TwoRadius { .. } => 30,
+            };
+            cells * p.repeat as u64 * reads
+        })
+        .sum()
+}
+
+/// Refuse a request whose `caves` caves of `r` would read more than [`MAX_INPLACE_READS`].
+fn check_inplace(r: &Recipe, caves: u64) -> Result<(), ApiError> {
+    let reads = inplace_reads(r).saturating_mul(caves);
+    if reads > MAX_INPLACE_READS {
+        return Err(ApiError::bad(format!(
+            "the in-place passes would read {reads} neighbours ({}x{}, their steps, their \
+             neighbourhoods{}), over the explorer's limit of {MAX_INPLACE_READS}: use fewer \
+             steps, a smaller grid or update = sync",
+            r.rows,
+            r.cols,
+            if caves > 1 { ", every thumbnail" } else { "" }
+        ))
+        .field("update"));
+    }
+    Ok(())
+}
+
 impl RecipeReq {
     /// The recipe, validated and checked against `limits`.
     pub fn recipe(&self, limits: &Limits) -> Result<Recipe, ApiError> {
@@ -132,6 +181,7 @@ impl RecipeReq {
             ))
             .field("steps"));
         }
+        check_inplace(&r, 1)?;
         Ok(r)
     }
 
@@ -389,6 +439,7 @@ pub fn thumbs(req: &ThumbsReq, limits: &Limits) -> Result<Value, ApiError> {
         ))
         .field("count"));
     }
+    check_inplace(&r, req.count)?;
     let last = req.seed.checked_add(req.count - 1);
     check_seed(last.unwrap_or(u64::MAX))?;
     let s = scale(req.scale, 2, &r, limits)?;

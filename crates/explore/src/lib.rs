@@ -120,7 +120,7 @@ pub struct Options {
     pub sweep: Option<PathBuf>,
     /// Threads a search uses.
     pub threads: usize,
-    /// Time a client has to send a request's headers ([`HEADER_TIMEOUT`]).
+    /// Time a client has to send a request's headers, and then its body ([`HEADER_TIMEOUT`]).
     pub header_timeout: Duration,
 }
 
@@ -365,11 +365,40 @@ async fn info(State(app): State<Arc<App>>) -> axum::Json<Value> {
 /// A JSON body, with serde's message as the one-line error.
 /// A request's body as received, or the body-limit or read error said in JSON like every other
 /// error of the API (axum's own rejection is plain text).
-type RawBody = Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>;
+/// A request's body, read within [`Options::header_timeout`] of its headers: a client that
+/// sends headers and then part of a body was waited on forever, holding one of the
+/// [`MAX_CONNECTIONS`] (64 such clients stopped the server). Late: `408`, and the connection
+/// is closed (its body was not read to the end).
+struct RawBody(Result<axum::body::Bytes, ApiError>);
+
+impl axum::extract::FromRequest<Arc<App>> for RawBody {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request(
+        req: axum::extract::Request,
+        app: &Arc<App>,
+    ) -> Result<RawBody, std::convert::Infallible> {
+        let limit = app.header_timeout;
+        let read = axum::body::Bytes::from_request(req, app);
+        Ok(RawBody(match tokio::time::timeout(limit, read).await {
+            Ok(Ok(b)) => Ok(b),
+            Ok(Err(r)) => Err(ApiError::status(
+                r.status(),
+                format!("request body: {}", r.body_text()),
+            )),
+            Err(_) => Err(ApiError::status(
+                StatusCode::REQUEST_TIMEOUT,
+                format!(
+                    "request body: not all of it arrived within {} s",
+                    limit.as_secs_f64()
+                ),
+            )),
+        }))
+    }
+}
 
 fn parse<T: serde::de::DeserializeOwned>(body: RawBody) -> Result<T, ApiError> {
-    let body =
-        body.map_err(|r| ApiError::status(r.status(), format!("request body: {}", r.body_text())))?;
+    let body = body.0?;
     serde_json::from_slice(&body).map_err(|e| ApiError::bad(format!("request body: {e}")))
 }
 

@@ -291,6 +291,59 @@ fn a_client_that_sends_no_headers_is_dropped() {
     drop(idle);
 }
 
+/// The in-place work limit counts every thumbnail of a sheet, and leaves Moore rules in place
+/// and buffered passes alone.
+#[test]
+fn in_place_work_is_bounded_per_request() {
+    let s = start(None);
+    // 128x128, 16 steps of a radius-5 box in place: 121 reads a cell, 3.2e7 a cave.
+    let set = json!({"rows": "128", "cols": "128", "steps": "16",
+        "rule": "R5,C0,M1,S34..58,B34..45,NM", "update": "inplace-row-major"});
+    let ok = s.post("/api/thumbs", json!({"set": set, "count": 9}));
+    assert_eq!(ok.status, 200, "{}", String::from_utf8_lossy(&ok.body));
+    let r = s.post("/api/thumbs", json!({"set": set, "count": 10}));
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["key"], "update", "{}", r.json());
+    for (rule, update) in [
+        ("B5678/S45678", "inplace-row-major"),
+        ("R15,C0,M1,S34..58,B34..45,NM", "sync"),
+    ] {
+        let set = json!({"rows": "1024", "cols": "1024", "steps": "200", "rule": rule,
+            "update": update});
+        let r = s.post("/api/cave", json!({"set": set, "scale": 1}));
+        assert_eq!(
+            r.status,
+            200,
+            "{rule} {update}: {}",
+            String::from_utf8_lossy(&r.body)
+        );
+    }
+}
+
+/// A client that sends its headers and then only part of its body gets `408` once the time
+/// limit (1 s here, as for headers) has passed, and its connection is closed: before, it was
+/// waited on forever, holding one of the server's connections.
+#[test]
+fn a_body_that_stops_halfway_is_408() {
+    let s = start(None);
+    let mut c = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let head = format!(
+        "POST /api/cave HTTP/1.1\r\nHost: {}\r\nX-Cavesweep-Token: {}\r\n\
+         Content-Type: application/json\r\nContent-Length: 60000\r\n\r\n{{\"preset\"",
+        s.host(),
+        s.token
+    );
+    c.write_all(head.as_bytes()).unwrap();
+    let t = std::time::Instant::now();
+    let mut buf = Vec::new();
+    let _ = c.read_to_end(&mut buf);
+    let text = String::from_utf8_lossy(&buf);
+    assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+    assert!(text.contains("within 1 s"), "{text}");
+    assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
+}
+
 #[test]
 fn info_lists_presets_keys_metrics_and_limits() {
     let s = start(None);
@@ -406,6 +459,13 @@ fn bad_parameters_are_400_with_the_key() {
         (json!({"seed": u64::MAX}), "seed"),
         (json!({"toml": "name = 3"}), "toml"),
         (json!({"preset": "classic-4-5", "toml": "x"}), "preset"),
+        // Larger than Life updated in place at the size limit: minutes of work (~2.6 s a
+        // step here), refused up front instead of answering 503 while it runs on.
+        (
+            json!({"set": {"rows": "1024", "cols": "1024", "steps": "1",
+                "rule": "R15,C0,M1,S34..58,B34..45,NM", "update": "inplace-row-major"}}),
+            "update",
+        ),
     ];
     for (body, key) in cases {
         let r = s.post("/api/cave", body.clone());
