@@ -298,6 +298,7 @@ fn router(app: Arc<App>) -> Router {
         .route("/api/sweep/picks", get(picks_handler))
         .route("/api/search", post(search_handler))
         .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(
             app.clone(),
             guard::check,
@@ -330,6 +331,15 @@ async fn script() -> Response {
 
 async fn style() -> Response {
     asset(APP_CSS, "text/css; charset=utf-8")
+}
+
+/// A known path asked with a method it does not take: `405` with the JSON error body every
+/// other error has (axum's own answer had an empty body).
+async fn method_not_allowed(method: axum::http::Method) -> ApiError {
+    ApiError::status(
+        StatusCode::METHOD_NOT_ALLOWED,
+        format!("this path does not take {method}"),
+    )
 }
 
 async fn not_found() -> ApiError {

@@ -320,6 +320,29 @@ fn in_place_work_is_bounded_per_request() {
     }
 }
 
+/// A known path asked with the wrong method: `405` with the usual JSON error body.
+#[test]
+fn a_wrong_method_is_405_with_a_json_error() {
+    let s = start(None);
+    let h = s.host();
+    for (method, path) in [("GET", "/api/cave"), ("DELETE", "/api/info")] {
+        let r = raw(
+            s.port,
+            method,
+            path,
+            Some(&h),
+            &[("X-Cavesweep-Token", &s.token)],
+            b"",
+        );
+        assert_eq!(r.status, 405, "{method} {path}");
+        let v = r.json();
+        assert!(
+            v["error"].as_str().unwrap().contains(method),
+            "{method} {path}: {v}"
+        );
+    }
+}
+
 /// A client that sends its headers and then only part of its body gets `408` once the time
 /// limit (1 s here, as for headers) has passed, and its connection is closed: before, it was
 /// waited on forever, holding one of the server's connections.

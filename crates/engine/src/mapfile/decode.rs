@@ -369,6 +369,47 @@ fn png_message(e: &png::DecodingError) -> String {
     msg
 }
 
+/// An indexed PNG's pixels all name an entry of its palette (`entries` of them). The decoder
+/// expands an index past the palette's end to black, a WALL cell, without a word; here such a
+/// picture is an error. Reads the raw indices (1, 2, 4 or 8 bits each) in a second decode.
+fn check_palette_indices(
+    bytes: &[u8],
+    entries: usize,
+    max: usize,
+) -> Result<Result<(), Problem>, png::DecodingError> {
+    let mut dec =
+        png::Decoder::new_with_limits(std::io::Cursor::new(bytes), png::Limits { bytes: max });
+    dec.set_transformations(png::Transformations::IDENTITY);
+    let mut reader = dec.read_info()?;
+    let width = reader.info().width as usize;
+    let depth = reader.info().bit_depth as usize;
+    let size = reader
+        .output_buffer_size()
+        .ok_or(png::DecodingError::LimitsExceeded)?;
+    if size > max {
+        return Err(png::DecodingError::LimitsExceeded);
+    }
+    let mut buf = vec![0u8; size];
+    let out = reader.next_frame(&mut buf)?;
+    let mask = ((1u16 << depth) - 1) as u8;
+    for (y, line) in buf
+        .chunks(out.line_size)
+        .take(out.height as usize)
+        .enumerate()
+    {
+        for x in 0..width {
+            let bit = x * depth;
+            let index = (line[bit / 8] >> (8 - depth - bit % 8)) & mask;
+            if index as usize >= entries {
+                return Ok(Err(bad!(
+                    "pixel at row {y}, column {x} is palette entry {index}, but the palette has {entries}"
+                )));
+            }
+        }
+    }
+    Ok(Ok(()))
+}
+
 /// Any PNG: WALL where a pixel is dark (8-bit luminance below 128) and not transparent.
 pub(super) fn png(bytes: &[u8]) -> Result<Grid, Problem> {
     // The decoder's whole buffer: at most 512 MiB, an 8-bit RGBA picture of 134 million
@@ -388,6 +429,13 @@ pub(super) fn png(bytes: &[u8]) -> Result<Grid, Problem> {
     })?;
     let (w, h) = (reader.info().width as usize, reader.info().height as usize);
     check_shape(h, w)?;
+    if reader.info().color_type == png::ColorType::Indexed {
+        let entries = reader.info().palette.as_ref().map_or(0, |p| p.len() / 3);
+        check_palette_indices(bytes, entries, MAX_DECODED).map_err(|e| match e {
+            png::DecodingError::LimitsExceeded => too_large(),
+            e => bad!("cannot decode the picture: {}", png_message(&e)),
+        })??;
+    }
     let size = reader
         .output_buffer_size()
         .filter(|&n| n <= MAX_DECODED)

@@ -232,6 +232,41 @@ fn png_reads_dark_opaque_pixels_as_wall() {
     assert_eq!(decode(Format::Png, &pic).unwrap(), cave);
 }
 
+/// An indexed picture is read through its palette, at every index width; a pixel naming an
+/// entry past the palette's end is an error (the decoder drew it black: a WALL from nothing).
+#[test]
+fn palette_pictures_read_their_entries_and_refuse_missing_ones() {
+    let indexed = |depth: png::BitDepth, width: u32, packed: &[u8]| {
+        let mut buf = Vec::new();
+        {
+            let mut enc = png::Encoder::new(&mut buf, width, 1);
+            enc.set_color(png::ColorType::Indexed);
+            enc.set_depth(depth);
+            // Entry 0 black (WALL), entry 1 white (FLOOR).
+            enc.set_palette(vec![0, 0, 0, 255, 255, 255]);
+            let mut w = enc.write_header().unwrap();
+            w.write_image_data(packed).unwrap();
+        }
+        buf
+    };
+    // 1 bit: pixels 0 1 1 0 1 (0b01101000).
+    let g = decode(Format::Png, &indexed(png::BitDepth::One, 5, &[0b0110_1000])).unwrap();
+    assert_eq!(g.to_text(), "#..#.\n");
+    // 4 bits: 1 0 1; 8 bits: 0 1.
+    let g = decode(Format::Png, &indexed(png::BitDepth::Four, 3, &[0x10, 0x10])).unwrap();
+    assert_eq!(g.to_text(), ".#.\n");
+    let g = decode(Format::Png, &indexed(png::BitDepth::Eight, 2, &[0, 1])).unwrap();
+    assert_eq!(g.to_text(), "#.\n");
+    // Entry 5 of a palette of 2, at 8 and at 2 bits (entry 3).
+    let e = err(Format::Png, &indexed(png::BitDepth::Eight, 3, &[1, 5, 0]));
+    assert!(
+        e.contains("column 1 is palette entry 5, but the palette has 2"),
+        "{e}"
+    );
+    let e = err(Format::Png, &indexed(png::BitDepth::Two, 4, &[0b0001_1100]));
+    assert!(e.contains("column 2 is palette entry 3"), "{e}");
+}
+
 #[test]
 fn files_put_the_tileset_picture_beside_a_tiled_map() {
     let g = random_grid(3, 4, 1);
