@@ -152,17 +152,7 @@ fn png_file(a: &RunArgs, recipe: &Recipe, cave: &Cave) -> Result<Option<(PathBuf
     let bytes = render::png_bytes(cave.grid, a.scale as usize, &render::Marks::of(recipe))
         .context("--png")?;
     if !a.force {
-        match cavesweep::io::check_no_replace([(path.as_path(), bytes.as_slice())]) {
-            Ok(()) => {}
-            // In the picture's own words (as `render::write_png` says it).
-            Err(cavesweep::io::ReplaceError::Holds(_)) => {
-                return Err(render::RenderError::Exists {
-                    path: path.display().to_string(),
-                })
-                .context("--png");
-            }
-            Err(e) => return Err(e).context("--png"),
-        }
+        render::check_replaces_nothing(path, &bytes).context("--png")?;
     }
     Ok(Some((path.clone(), bytes)))
 }

@@ -392,15 +392,22 @@ pub fn write_png(
         e => e,
     })?;
     if !force {
-        let same = crate::io::replaces_nothing(path, &buf).map_err(|source| RenderError::Io {
-            path: p.clone(),
-            source,
-        })?;
-        if !same {
-            return Err(RenderError::Exists { path: p });
-        }
+        check_replaces_nothing(path, &buf)?;
     }
     crate::io::write_atomic(path, &buf).map_err(|source| RenderError::Io { path: p, source })
+}
+
+/// Refuse to write the picture `buf` over a file at `path` that holds another one (see
+/// [`crate::io::replaces_nothing`]): [`RenderError::Exists`], whose remedy is `--force`.
+pub fn check_replaces_nothing(path: &Path, buf: &[u8]) -> Result<(), RenderError> {
+    let p = || path.display().to_string();
+    let same = crate::io::replaces_nothing(path, buf)
+        .map_err(|source| RenderError::Io { path: p(), source })?;
+    if same {
+        Ok(())
+    } else {
+        Err(RenderError::Exists { path: p() })
+    }
 }
 
 /// `#`/`.` lines with `S` and `E` at spawn and exit.

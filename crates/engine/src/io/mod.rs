@@ -119,7 +119,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
 pub fn write_files(files: &[(&Path, &[u8])]) -> Result<(), ReplaceError> {
     let mut unique: Vec<(&Path, &[u8], Option<PathBuf>)> = Vec::new();
     for &(path, bytes) in files {
-        let key = same_file_key(path);
+        let key = real_folder_path(path);
         let twin = unique
             .iter()
             .find(|(p, _, k)| *p == path || (key.is_some() && *k == key));
@@ -149,10 +149,10 @@ pub fn write_files(files: &[(&Path, &[u8])]) -> Result<(), ReplaceError> {
     Ok(())
 }
 
-/// The destination `path` names, as its folder's canonical path and its own name: `a.png`,
-/// `./a.png` and `/cwd/a.png` are one file. `None` when the folder cannot be resolved (the
-/// write then fails with the reason).
-fn same_file_key(path: &Path) -> Option<PathBuf> {
+/// The file `path` names, as its folder's real path (links resolved, as `cd` follows them)
+/// and its own name, the name itself not followed: `a.png`, `./a.png` and `/cwd/a.png` are
+/// one file. `None` when the folder cannot be resolved (opening the file then says why).
+pub fn real_folder_path(path: &Path) -> Option<PathBuf> {
     let name = path.file_name()?;
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,

@@ -215,16 +215,9 @@ fn sql_err(path: &Path, e: rusqlite::Error) -> StoreError {
 /// given (error 1550), but the folder a user names is theirs and is followed like `cd` follows
 /// it (`--out results` where `results` is a link, `/home` a link to `/data/home`); only the
 /// store file itself must not be a link. A folder that cannot be resolved is left as given (the
-/// open then says why).
+/// open then says why): [`crate::io::real_folder_path`].
 fn sqlite_path(path: &Path) -> PathBuf {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    match (std::fs::canonicalize(dir), path.file_name()) {
-        (Ok(real), Some(name)) => real.join(name),
-        _ => path.to_path_buf(),
-    }
+    crate::io::real_folder_path(path).unwrap_or_else(|| path.to_path_buf())
 }
 
 /// Open the store database with the settings every writer uses.
