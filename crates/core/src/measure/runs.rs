@@ -138,6 +138,23 @@ impl RunLabel {
         rows_set: &[u64],
         word: impl Fn(usize, usize) -> u64,
     ) -> u32 {
+        self.count4_cycles(n, rows_set, word).0
+    }
+
+    /// [`RunLabel::count4`], and the number of independent cycles of the run graph (touching
+    /// pairs whose union found the two runs already joined): `(components, cycles)`.
+    ///
+    /// Why the cycles: a caller that knows `runs - pairs` of a larger plane, and that every
+    /// cycle of its run graph lies in the rows given here, gets that plane's components as
+    /// `runs - pairs + cycles` (a graph's independent cycles are those of any induced
+    /// subgraph holding all its cycles).
+    #[inline(always)]
+    pub fn count4_cycles(
+        &mut self,
+        n: usize,
+        rows_set: &[u64],
+        word: impl Fn(usize, usize) -> u64,
+    ) -> (u32, u32) {
         if n <= 4 {
             // One chunk on the stack: the lanes' pockets, where this is a tenth of the cost.
             let (mut prev, mut cur) = ([Chunk::default()], [Chunk::default()]);
@@ -158,7 +175,7 @@ impl RunLabel {
         }
     }
 
-    /// [`RunLabel::count4`] with the chunks of the row above and of the current row in
+    /// [`RunLabel::count4_cycles`] with the chunks of the row above and of the current row in
     /// `prev` and `cur` (`n.div_ceil(4)` each).
     #[inline(always)]
     fn count4_in(
@@ -168,9 +185,9 @@ impl RunLabel {
         word: impl Fn(usize, usize) -> u64,
         prev: &mut [Chunk],
         cur: &mut [Chunk],
-    ) -> u32 {
+    ) -> (u32, u32) {
         self.parent.clear();
-        let (mut runs, mut merged) = (0u32, 0u32);
+        let (mut runs, mut merged, mut pairs) = (0u32, 0u32, 0u32);
         let mut last = usize::MAX;
         for (j, &bits) in rows_set.iter().enumerate() {
             let mut bits = bits;
@@ -207,6 +224,7 @@ impl RunLabel {
                                 let a = pv.pc[i] + (pv.st[i] & upto).count_ones() - 1;
                                 let b = cu.pc[i] + (cu.st[i] & upto).count_ones() - 1;
                                 merged += self.link(a, b).is_some() as u32;
+                                pairs += 1;
                             }
                         }
                     }
@@ -216,7 +234,7 @@ impl RunLabel {
                 last = y;
             }
         }
-        runs - merged
+        (runs - merged, pairs - merged)
     }
 
     /// Append the runs of one row (`word(i)` = word `i` of `n`) to `cur`, each a new node. A
@@ -360,6 +378,20 @@ mod tests {
             if conn == Connectivity::Four {
                 // The same scratch, used by the other labeller in between.
                 prop_assert_eq!(rl.count4(n, &set, |y, i| pl[y * n + i]), want.0);
+                // Independent cycles = touching pairs - runs + components, the runs and pairs
+                // counted cell by cell.
+                let floor = |y: usize, x: usize| g.get(y, x) == 0;
+                let (mut runs, mut pairs) = (0i64, 0i64);
+                for y in 0..rows {
+                    for x in 0..cols {
+                        runs += (floor(y, x) && (x == 0 || !floor(y, x - 1))) as i64;
+                        let both = |x: usize| y > 0 && floor(y, x) && floor(y - 1, x);
+                        pairs += (both(x) && (x == 0 || !both(x - 1))) as i64;
+                    }
+                }
+                let (c, cycles) = rl.count4_cycles(n, &set, |y, i| pl[y * n + i]);
+                prop_assert_eq!(c, want.0);
+                prop_assert_eq!(cycles as i64, pairs - runs + want.0 as i64);
             }
         }
     }
