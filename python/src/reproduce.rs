@@ -9,7 +9,7 @@ use pyo3::types::PyDict;
 
 use crate::{args, runtime_error, value_error, value_msg};
 
-/// _reproduce_chapter(seeds, threads) -> {column: [values]}: one entry per claim row.
+/// `_reproduce_chapter(seeds, threads) -> {column: [values]}`: one entry per claim row.
 #[pyfunction]
 #[pyo3(signature = (seeds = 200, threads = None))]
 fn _reproduce_chapter<'py>(

@@ -1,5 +1,5 @@
 //! The search engine behind `cavesweep.search()`: the call's Python values (converted once by
-//! [`args`](crate::args)) into a library [`Search`], run with
+//! [`crate::args`]) into a library [`Search`], run with
 //! the library's [`Search::run`] on worker threads while the calling thread shows progress and
 //! takes Ctrl-C. The matches come back as numpy columns; with `out` the same CSV as
 //! `cavesweep search --out FILE.csv` is written as rows are found, and the finished chunks are

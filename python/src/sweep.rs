@@ -1,5 +1,5 @@
 //! The sweep engine behind `cavesweep.sweep()`: the call's Python values (converted once by
-//! [`args`](crate::args)) into a [`Plan`], run into
+//! [`crate::args`]) into a [`Plan`], run into
 //! an output folder with the library's [`sweep::run`], progress and Ctrl-C on the caller's
 //! thread. The summary is read back from the folder's `summary.csv` on the Python side, so the
 //! Python user gets exactly the command line's numbers.

@@ -389,10 +389,11 @@ fn prepare_lanes<I: Isa>(b: &mut BatchPlanes, walls: &mut LaneBuf) -> ([u64; 8],
     out
 }
 
-/// The planes of [`Prepare`] from the walls (laid out as [`crate::kernel::batch::LaneGrid`]:
-/// a guard vector each side of a row), rows of `N` words. Returns per lane the boundary
-/// (popcounts of `row ^ (row >> 1)`, masked to pairs inside the grid, and of `row ^ row above`)
-/// and the FLOOR cells. About 13 vector operations and 2 stores per word.
+/// The planes of [`prepare_lanes`] (`F`, `RF`, a zeroed `S`) from the walls (laid out as
+/// [`crate::kernel::batch::LaneGrid`]: a guard vector each side of a row), rows of `N` words.
+/// Returns per lane the boundary (popcounts of `row ^ (row >> 1)`, masked to pairs inside the
+/// grid, and of `row ^ row above`) and the FLOOR cells. About 13 vector operations and 2 stores
+/// per word.
 #[inline(always)]
 fn prepare_in<V: Lane, const N: usize>(
     walls: &[V],

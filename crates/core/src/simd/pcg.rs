@@ -15,12 +15,12 @@
 //! limb products that vector multipliers do 8 lanes at a time:
 //! - [`PcgKernel::Ifma`] (AVX-512 IFMA, `vpmadd52luq`/`vpmadd52huq`): the state in three 52-bit
 //!   limbs `s = s0 + s1 2^52 + s2 2^104`; the product mod 2^128 is 9 multiply-adds, which
-//!   accumulate onto the increment's limbs for free (see [`ifma_step`]). Carries are left in the
+//!   accumulate onto the increment's limbs for free (see `ifma::step`). Carries are left in the
 //!   limbs (IFMA reads only the low 52 bits of each multiplicand) and resolved only where the
 //!   output needs them. XSL-RR is a shift/add/xor, one `vprorvq`, and the compare
 //!   `vpcmpuq` lands in a mask register: 22 vector ops per 8 cells.
 //! - [`PcgKernel::Avx512`] / [`PcgKernel::Avx2`] (no IFMA): the state as two 64-bit halves and
-//!   the product from 32-bit limbs with `vpmuludq` (10 partial products, see [`limb32_step`]).
+//!   the product from 32-bit limbs with `vpmuludq` (10 partial products, see `limb32::step`).
 //!
 //! The kernels are compiled in their own `#[target_feature]` functions (IFMA is not part of
 //! any [`super::Isa`] clone) and chosen per CPU by [`PcgKernel::for_path`].

@@ -207,8 +207,9 @@ impl Acc {
         0
     }
 
-    /// [`Acc::value_at_quantile`] of 0.05, 0.5 and 0.95 in one walk of the counts (their ranks
-    /// never decrease): a 100,000-point grid summarises ~20 accumulators per point.
+    /// `Acc::value_at_quantile` (the test oracle) of 0.05, 0.5 and 0.95 in one walk of the
+    /// counts (their ranks never decrease): a 100,000-point grid summarises ~20 accumulators
+    /// per point.
     fn p05_p50_p95(&self) -> [u64; 3] {
         let n = self.n as f64;
         let want = [0.05, 0.5, 0.95].map(|q: f64| ((q * n).ceil() as u64).max(1));
