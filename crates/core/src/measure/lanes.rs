@@ -1041,6 +1041,7 @@ mod unit {
     use crate::measure::Connectivity;
     use crate::measure::runs::RunLabel;
     use crate::oracle::{ByteGrid, metrics::components};
+    use rand_core::Rng;
 
     /// `rest_trees_in` on one lane (`u64` vectors) of the floor in `cells` (row-major, true =
     /// floor), rows of `N` words: `(runs - pairs, whether it may hold a cycle)`, and the
@@ -1096,13 +1097,8 @@ mod unit {
     /// floors of every density, 1 to 4 words a row, runs across word boundaries.
     #[test]
     fn a_forest_verdict_counts_exactly() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut rng = crate::rng::cave_rng(38);
+        let mut next = || rng.next_u64();
         let (mut forests, mut cyclic) = (0, 0);
         for case in 0..3000 {
             // Mostly short planes (every verdict often), some over 64 rows (bands across words).
